@@ -1,0 +1,22 @@
+"""Attention Lab's core: the Transformer, its tokenizer, decoding and inspection. No UI here."""
+
+from core.checkpoint import CheckpointError
+from core.decoding import beam_search, greedy_decode, length_penalty
+from core.model import ModelConfig, Transformer
+from core.tokenizer import LANGUAGES, Tokenizer, normalize_text
+from core.translator import DEFAULT_MODEL, Translation, Translator
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "LANGUAGES",
+    "CheckpointError",
+    "ModelConfig",
+    "Tokenizer",
+    "Transformer",
+    "Translation",
+    "Translator",
+    "beam_search",
+    "greedy_decode",
+    "length_penalty",
+    "normalize_text",
+]

@@ -1,0 +1,427 @@
+"""The Transformer of "Attention Is All You Need" (Vaswani et al., 2017), written to be read.
+
+One encoder-decoder model for translation. Every function is named after an idea of the paper and
+its docstring gives the formula. Inspection is a return value, not a hook: with ``inspect=True`` a
+forward pass also returns :class:`Intermediates`, holding the embeddings that went in and, for every
+layer, the attention of every head.
+
+Shapes, once for the whole package (B batch, H heads, S source length, T target length,
+D d_model, d_k = D / H, L layers):
+
+    source tokens                (B, S)          target tokens            (B, T)
+    masks (True = may attend)    (B, 1, 1, S) padding, (1, 1, T, T) subsequent, broadcast to
+                                 (B, H, T_q, T_k)
+    AttentionMaps.*              (B, H, T_q, T_k): encoder self (B, H, S, S),
+                                 decoder self (B, H, T, T), cross (B, H, T, S)
+    Intermediates.encoder_self   list of L AttentionMaps, likewise decoder_self and cross
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+@dataclass
+class ModelConfig:
+    """Hyper-parameters of the model. The defaults are the paper's base model (Table 3)."""
+
+    vocab_size: int = 8000
+    d_model: int = 512
+    n_heads: int = 8
+    n_encoder_layers: int = 6
+    n_decoder_layers: int = 6
+    d_ff: int = 2048
+    dropout: float = 0.1
+    max_len: int = 256
+    pad_id: int = 0
+    # False: the paper's post-LN, LayerNorm(x + Sublayer(x)).
+    # True: pre-LN, x + Sublayer(LayerNorm(x)).
+    norm_first: bool = False
+
+    def __post_init__(self) -> None:
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if self.d_model % 2:
+            raise ValueError(f"d_model={self.d_model} must be even for the sinusoidal encoding")
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+
+# --------------------------------------------------------------------------------------------------
+# Positional encoding and masks
+# --------------------------------------------------------------------------------------------------
+
+
+def positional_encoding(length: int, d_model: int) -> Tensor:
+    """Sinusoidal positional encoding (section 3.5), shape (length, d_model).
+
+    PE(pos, 2i)   = sin(pos / 10000^(2i / d_model))
+    PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
+    """
+    position = torch.arange(length, dtype=torch.float64).unsqueeze(1)  # (length, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model / 2,)
+    angle = position / torch.pow(10000.0, two_i / d_model)  # (length, d_model / 2)
+    pe = torch.zeros(length, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(angle)
+    pe[:, 1::2] = torch.cos(angle)
+    return pe.float()
+
+
+def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
+    """Which keys are real tokens: (B, T) -> (B, 1, 1, T), True where a query may attend."""
+    return (tokens != pad_id)[:, None, None, :]
+
+
+def subsequent_mask(length: int, device: torch.device | None = None) -> Tensor:
+    """The decoder's causal mask, (1, 1, T, T): position i may attend to positions j <= i."""
+    return torch.ones(length, length, dtype=torch.bool, device=device).tril()[None, None]
+
+
+# --------------------------------------------------------------------------------------------------
+# Attention
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AttentionMaps:
+    """What one multi-head attention computed, every tensor (B, H, T_q, T_k)."""
+
+    scores: Tensor  # QK^T / sqrt(d_k)
+    masked_scores: Tensor  # the same, with -inf where the mask forbids attending
+    weights: Tensor  # softmax(masked_scores) over the keys; masked cells exactly 0
+
+
+def attention(
+    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None
+) -> tuple[Tensor, AttentionMaps]:
+    """Scaled dot-product attention (section 3.2.1), the explicit path that shows its work.
+
+    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V
+
+    query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v); mask broadcasts to
+    (..., T_q, T_k) with True where attending is allowed. Returns the output (..., T_q, d_v) and the
+    maps that produced it.
+    """
+    d_k = query.size(-1)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
+    masked_scores = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+    weights = masked_scores.softmax(dim=-1)
+    return weights @ value, AttentionMaps(scores, masked_scores, weights)
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O (section 3.2.2),
+    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+
+    Keys and values are projected by :meth:`project_kv` apart from the attention itself, so that a
+    decoder can cache them (self-attention grows its cache by one position a step; cross-attention
+    projects the encoder output once).
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.n_heads, self.d_k = config.n_heads, config.d_k
+        self.w_q = nn.Linear(config.d_model, config.d_model)
+        self.w_k = nn.Linear(config.d_model, config.d_model)
+        self.w_v = nn.Linear(config.d_model, config.d_model)
+        self.w_o = nn.Linear(config.d_model, config.d_model)
+        self.dropout = config.dropout
+
+    def split_heads(self, x: Tensor) -> Tensor:
+        """(B, T, D) -> (B, H, T, d_k)"""
+        batch, length, _ = x.shape
+        return x.view(batch, length, self.n_heads, self.d_k).transpose(1, 2)
+
+    def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """Keys and values of the sequence attended to: (B, T_k, D) -> two (B, H, T_k, d_k)."""
+        return self.split_heads(self.w_k(x)), self.split_heads(self.w_v(x))
+
+    def forward(
+        self, x: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, inspect: bool = False
+    ) -> tuple[Tensor, AttentionMaps | None]:
+        """x (B, T_q, D) queries; key, value (B, H, T_k, d_k) from :meth:`project_kv`.
+
+        inspect=False takes the fused kernel; inspect=True the explicit :func:`attention`, which
+        also returns its maps. Both compute the same output.
+        """
+        query = self.split_heads(self.w_q(x))  # (B, H, T_q, d_k)
+        dropout_p = self.dropout if self.training else 0.0
+        if inspect:
+            heads, maps = attention(query, key, value, mask)
+            if dropout_p:  # dropout on the weights, after they were recorded as computed
+                heads = F.dropout(maps.weights, dropout_p, training=True) @ value
+        else:
+            heads = F.scaled_dot_product_attention(query, key, value, mask, dropout_p=dropout_p)
+            maps = None
+        batch, _, length, _ = heads.shape
+        concat = heads.transpose(1, 2).reshape(
+            batch, length, self.n_heads * self.d_k
+        )  # (B, T_q, D)
+        return self.w_o(concat), maps
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (section 3.3), applied at every position alike."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.w_1 = nn.Linear(config.d_model, config.d_ff)
+        self.w_2 = nn.Linear(config.d_ff, config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.w_2(self.dropout(F.relu(self.w_1(x))))
+
+
+class Residual(nn.Module):
+    """A sub-layer's residual connection with layer normalisation and dropout (section 5.4).
+
+    post-LN (the paper): LayerNorm(x + Dropout(Sublayer(x)))
+    pre-LN:              x + Dropout(Sublayer(LayerNorm(x)))
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+        self.norm_first = config.norm_first
+
+    def before(self, x: Tensor) -> Tensor:
+        """What the sub-layer reads."""
+        return self.norm(x) if self.norm_first else x
+
+    def after(self, x: Tensor, sublayer_out: Tensor) -> Tensor:
+        """What the next sub-layer reads."""
+        y = x + self.dropout(sublayer_out)
+        return y if self.norm_first else self.norm(y)
+
+
+# --------------------------------------------------------------------------------------------------
+# Encoder and decoder layers
+# --------------------------------------------------------------------------------------------------
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention over the source, then the feed-forward network."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(config)
+        self.feed_forward = FeedForward(config)
+        self.residual_attn = Residual(config)
+        self.residual_ff = Residual(config)
+
+    def forward(
+        self, x: Tensor, mask: Tensor, inspect: bool = False
+    ) -> tuple[Tensor, AttentionMaps | None]:
+        h = self.residual_attn.before(x)
+        attn_out, maps = self.self_attn(h, *self.self_attn.project_kv(h), mask, inspect)
+        x = self.residual_attn.after(x, attn_out)
+        x = self.residual_ff.after(x, self.feed_forward(self.residual_ff.before(x)))
+        return x, maps
+
+
+@dataclass
+class LayerCache:
+    """One decoder layer's keys and values kept between decoding steps, each (B, H, T_k, d_k)."""
+
+    self_key: Tensor | None = None
+    self_value: Tensor | None = None
+    cross_key: Tensor | None = None
+    cross_value: Tensor | None = None
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep the rows in ``index`` (beam search: follow each surviving hypothesis's parent)."""
+        for name in ("self_key", "self_value", "cross_key", "cross_value"):
+            tensor = getattr(self, name)
+            if tensor is not None:
+                setattr(self, name, tensor.index_select(0, index))
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention over the encoder output, then the feed-forward."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(config)
+        self.cross_attn = MultiHeadAttention(config)
+        self.feed_forward = FeedForward(config)
+        self.residual_self = Residual(config)
+        self.residual_cross = Residual(config)
+        self.residual_ff = Residual(config)
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor,
+        memory_mask: Tensor,
+        cache: LayerCache | None = None,
+        inspect: bool = False,
+    ) -> tuple[Tensor, AttentionMaps | None, AttentionMaps | None]:
+        """x (B, T, D) the new target positions; memory (B, S, D) the encoder output.
+
+        With a cache, x holds only the positions not seen before (one per step when decoding) and
+        self_mask covers (T_new, T_cached + T_new).
+        """
+        h = self.residual_self.before(x)
+        key, value = self.self_attn.project_kv(h)
+        if cache is not None:
+            if cache.self_key is not None:
+                key = torch.cat([cache.self_key, key], dim=2)
+                value = torch.cat([cache.self_value, value], dim=2)
+            cache.self_key, cache.self_value = key, value
+        attn_out, self_maps = self.self_attn(h, key, value, self_mask, inspect)
+        x = self.residual_self.after(x, attn_out)
+
+        h = self.residual_cross.before(x)
+        if cache is not None and cache.cross_key is not None:
+            key, value = cache.cross_key, cache.cross_value
+        else:
+            key, value = self.cross_attn.project_kv(memory)
+            if cache is not None:
+                cache.cross_key, cache.cross_value = key, value
+        attn_out, cross_maps = self.cross_attn(h, key, value, memory_mask, inspect)
+        x = self.residual_cross.after(x, attn_out)
+
+        x = self.residual_ff.after(x, self.feed_forward(self.residual_ff.before(x)))
+        return x, self_maps, cross_maps
+
+
+# --------------------------------------------------------------------------------------------------
+# The whole model
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Intermediates:
+    """Everything one inspected forward pass computed on the way (shapes: see the module doc)."""
+
+    source_embedding: Tensor | None = None  # (B, S, D) token embeddings * sqrt(D), before PE
+    source_positional: Tensor | None = None  # (S, D) the positional encoding added to them
+    target_embedding: Tensor | None = None  # (B, T, D)
+    target_positional: Tensor | None = None  # (T, D)
+    encoder_self: list[AttentionMaps] = field(default_factory=list)  # L x (B, H, S, S)
+    decoder_self: list[AttentionMaps] = field(default_factory=list)  # L x (B, H, T, T)
+    cross: list[AttentionMaps] = field(default_factory=list)  # L x (B, H, T, S)
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer with one embedding matrix shared by the encoder input, the
+    decoder input and the pre-softmax projection (section 3.4)."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.embedding = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
+        self.register_buffer(
+            "pe", positional_encoding(config.max_len, config.d_model), persistent=False
+        )
+        self.dropout = nn.Dropout(config.dropout)
+        self.encoder_layers = nn.ModuleList(
+            EncoderLayer(config) for _ in range(config.n_encoder_layers)
+        )
+        self.decoder_layers = nn.ModuleList(
+            DecoderLayer(config) for _ in range(config.n_decoder_layers)
+        )
+        # pre-LN leaves the last residual stream un-normalised; post-LN already ends on a norm
+        self.encoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Xavier-uniform projections; embeddings N(0, D^-1/2), so that after the sqrt(D) scale the
+        token signal is about as large as the positional encoding."""
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.xavier_uniform_(module.weight)
+                nn.init.zeros_(module.bias)
+        nn.init.normal_(self.embedding.weight, std=self.config.d_model**-0.5)
+        with torch.no_grad():
+            self.embedding.weight[self.config.pad_id].zero_()
+
+    def embed(self, tokens: Tensor, offset: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+        """Embedding(x) * sqrt(D) + PE, for positions offset.. offset+T.
+
+        Returns the model input (B, T, D), the scaled token embedding (B, T, D) and the positional
+        encoding (T, D).
+        """
+        length = tokens.size(1)
+        if offset + length > self.config.max_len:
+            raise ValueError(
+                f"sequence of {offset + length} tokens > max_len={self.config.max_len}"
+            )
+        token_embedding = self.embedding(tokens) * math.sqrt(self.config.d_model)
+        pe = self.pe[offset : offset + length]
+        return self.dropout(token_embedding + pe), token_embedding, pe
+
+    def encode(self, source: Tensor, trace: Intermediates | None = None) -> tuple[Tensor, Tensor]:
+        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S).
+
+        With a trace, it records the embeddings and each layer's self-attention into it.
+        """
+        source_mask = padding_mask(source, self.config.pad_id)
+        x, token_embedding, pe = self.embed(source)
+        if trace is not None:
+            trace.source_embedding, trace.source_positional = token_embedding, pe
+        for layer in self.encoder_layers:
+            x, maps = layer(x, source_mask, inspect=trace is not None)
+            if trace is not None:
+                trace.encoder_self.append(maps)
+        return self.encoder_norm(x), source_mask
+
+    def decode(
+        self,
+        target: Tensor,
+        memory: Tensor,
+        memory_mask: Tensor,
+        cache: list[LayerCache] | None = None,
+        trace: Intermediates | None = None,
+    ) -> Tensor:
+        """Logits (B, T, V) for the next token after each target position.
+
+        target (B, T) is the whole decoder input, or with a cache only the positions after those
+        already cached (offset = cached length). Padded target positions only matter as keys, which
+        the causal mask already hides from every real query that precedes them.
+        """
+        offset = 0
+        if cache is not None and cache[0].self_key is not None:
+            offset = cache[0].self_key.size(2)
+        x, token_embedding, pe = self.embed(target, offset)
+        if trace is not None:
+            trace.target_embedding, trace.target_positional = token_embedding, pe
+        length = target.size(1)
+        # new queries see every cached position and the causal part of the new block
+        self_mask = subsequent_mask(offset + length, target.device)[:, :, offset:]
+        for i, layer in enumerate(self.decoder_layers):
+            layer_cache = cache[i] if cache is not None else None
+            x, self_maps, cross_maps = layer(
+                x, memory, self_mask, memory_mask, layer_cache, inspect=trace is not None
+            )
+            if trace is not None:
+                trace.decoder_self.append(self_maps)
+                trace.cross.append(cross_maps)
+        return self.decoder_norm(x) @ self.embedding.weight.T  # tied output projection
+
+    def forward(
+        self, source: Tensor, target: Tensor, inspect: bool = False
+    ) -> tuple[Tensor, Intermediates | None]:
+        """Teacher-forced pass: source (B, S), target (B, T) -> logits (B, T, V) and, with
+        inspect=True, the :class:`Intermediates`."""
+        trace = Intermediates() if inspect else None
+        memory, memory_mask = self.encode(source, trace)
+        return self.decode(target, memory, memory_mask, trace=trace), trace
+
+    def new_cache(self) -> list[LayerCache]:
+        """An empty key/value cache, one entry per decoder layer."""
+        return [LayerCache() for _ in self.decoder_layers]
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())

@@ -1,0 +1,120 @@
+"""Text normalisation and the shared SentencePiece vocabulary.
+
+One vocabulary serves English, German and French (the embedding matrix is shared). The target
+language is chosen by a tag token at the start of the source, ``<2de>`` or ``<2fr>`` (Johnson et
+al., 2017, "Google's Multilingual NMT"). Byte fallback spells any character the vocabulary lacks
+(emoji, other scripts) as UTF-8 bytes ``<0xF0>``..., so no input is ever lost to ``<unk>``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+
+import sentencepiece as spm
+
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+LANGUAGES = {"de": "German", "fr": "French"}
+
+
+def language_tag(target: str) -> str:
+    """The source-side token that asks for a translation into ``target``: 'de' -> '<2de>'."""
+    if target not in LANGUAGES:
+        raise ValueError(f"unknown target language {target!r}; choose one of {sorted(LANGUAGES)}")
+    return f"<2{target}>"
+
+
+_SPACES = re.compile(r"\s+")
+# U+00A0 and U+202F are the spaces French typography puts before ? ! : ; and inside quotes.
+_NARROW_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " "})
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
+
+
+def normalize_text(text: str) -> str:
+    """The one normalisation shared by training data and user input.
+
+    Unicode NFC; the non-breaking spaces of French typography become plain spaces (so "Bonjour !"
+    is written the same with either space); control and zero-width characters are dropped; runs of
+    white space become one space; ends are stripped.
+    """
+    text = unicodedata.normalize("NFC", text).translate(_NARROW_SPACES)
+    text = _CONTROL.sub(" ", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+class Tokenizer:
+    """A SentencePiece model plus the project's conventions (ids, tags, normalisation)."""
+
+    def __init__(self, model_file: str | Path) -> None:
+        self.model_file = Path(model_file)
+        self.sp = spm.SentencePieceProcessor(model_file=str(self.model_file))
+        if (self.sp.pad_id(), self.sp.unk_id(), self.sp.bos_id(), self.sp.eos_id()) != (
+            PAD_ID,
+            UNK_ID,
+            BOS_ID,
+            EOS_ID,
+        ):
+            raise ValueError(
+                f"{self.model_file}: special token ids differ from pad/unk/bos/eos 0-3"
+            )
+        self.tag_ids = {self.sp.piece_to_id(language_tag(target)) for target in LANGUAGES}
+        if UNK_ID in self.tag_ids:
+            raise ValueError(f"{self.model_file}: no language tag tokens {sorted(LANGUAGES)}")
+        self.special_ids = {PAD_ID, UNK_ID, BOS_ID, EOS_ID} | self.tag_ids
+
+    @staticmethod
+    def train(
+        sentences: Iterable[str],
+        model_prefix: str | Path,
+        vocab_size: int,
+        model_type: str = "unigram",
+    ) -> Tokenizer:
+        """Train a shared vocabulary on normalised sentences; writes <prefix>.model and .vocab."""
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences),
+            model_prefix=str(model_prefix),
+            vocab_size=vocab_size,
+            model_type=model_type,
+            character_coverage=1.0,
+            byte_fallback=True,
+            normalization_rule_name="identity",  # normalize_text() already did it, for all callers
+            pad_id=PAD_ID,
+            unk_id=UNK_ID,
+            bos_id=BOS_ID,
+            eos_id=EOS_ID,
+            user_defined_symbols=[language_tag(t) for t in LANGUAGES],
+            input_sentence_size=2_000_000,
+            shuffle_input_sentence=True,
+            num_threads=2,
+            minloglevel=2,
+        )
+        return Tokenizer(f"{model_prefix}.model")
+
+    def __len__(self) -> int:
+        return self.sp.get_piece_size()
+
+    def encode(self, text: str) -> list[int]:
+        """Normalised text -> piece ids, without special tokens."""
+        return self.sp.encode(normalize_text(text))
+
+    def encode_source(self, text: str, target: str) -> list[int]:
+        """The encoder input: <2xx> pieces </s>."""
+        return [self.sp.piece_to_id(language_tag(target)), *self.encode(text), EOS_ID]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Piece ids -> text; pad, bos, eos and language tags are dropped."""
+        dropped = self.special_ids - {UNK_ID}
+        return self.sp.decode([i for i in ids if i not in dropped])
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        return [self.sp.id_to_piece(int(i)) for i in ids]
+
+    def is_byte(self, token_id: int) -> bool:
+        """True for a byte-fallback piece like <0xF0>."""
+        return self.sp.is_byte(int(token_id))
+
+    def is_special(self, token_id: int) -> bool:
+        """pad, unk, bos, eos and the language tags."""
+        return int(token_id) in self.special_ids

@@ -1,0 +1,245 @@
+"""The public face of ``core``: load a model directory, translate, and show what the model computed.
+
+    from core import Translator
+    translator = Translator.load()                 # the shipped model in pretrained/
+    result = translator.translate("The dog runs away.", target="de", trace=True)
+    result.text, result.source_tokens, result.target_tokens
+    result.attention.encoder   # (layers, heads, S, S)   rows: queries, columns: keys
+    result.attention.decoder   # (layers, heads, T, T)
+    result.attention.cross     # (layers, heads, T, S)
+    result.steps               # the beam search, step by step
+
+Axes: S indexes ``source_tokens`` (the encoder input: <2de> pieces </s>); T indexes
+``target_tokens`` (the decoder input: <s> followed by the output pieces). Decoder row t predicted
+``output_tokens[t]``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from core.checkpoint import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, CheckpointError, load_model
+from core.decoding import BeamStep, Hypothesis, beam_search, greedy_decode
+from core.model import AttentionMaps, Intermediates, Transformer
+from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, normalize_text
+
+PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
+DEFAULT_MODEL = PRETRAINED_DIR / "en-de-fr"
+
+
+@dataclass
+class AttentionSet:
+    """One quantity for the three kinds of attention, each (layers, heads, queries, keys)."""
+
+    encoder: np.ndarray  # (L, H, S, S)
+    decoder: np.ndarray  # (L, H, T, T)
+    cross: np.ndarray  # (L, H, T, S)
+
+
+@dataclass
+class Embeddings:
+    """What entered the first layers: token embedding * sqrt(d_model), and positional encoding."""
+
+    source_token: np.ndarray  # (S, D)
+    source_position: np.ndarray  # (S, D)
+    target_token: np.ndarray  # (T, D)
+    target_position: np.ndarray  # (T, D)
+
+
+@dataclass
+class Translation:
+    text: str
+    target: str
+    source_ids: list[int]
+    source_tokens: list[str]  # encoder input pieces: <2xx> ... </s>
+    target_ids: list[int]
+    target_tokens: list[str]  # decoder input pieces: <s> ...
+    output_tokens: list[str]  # what each decoder position predicted: ... </s>
+    score: float  # log-probability of the output
+    truncated: bool = False  # the source was longer than the model takes, and was cut
+    attention: AttentionSet | None = None  # softmax weights
+    scores: AttentionSet | None = None  # raw QK^T / sqrt(d_k)
+    masked_scores: AttentionSet | None = None  # scores with -inf where masked
+    embeddings: Embeddings | None = None
+    steps: list[BeamStep] = field(default_factory=list)
+    finished: list[Hypothesis] = field(default_factory=list)
+
+
+@dataclass
+class EncoderBatch:
+    """Several sentences through the encoder as one padded batch (the padding mask at work)."""
+
+    source_ids: np.ndarray  # (B, S), padded with PAD_ID
+    source_tokens: list[list[str]]  # B lists of S pieces, "<pad>" included
+    padding_mask: np.ndarray  # (B, S), True for real tokens
+    attention: list[AttentionMaps]  # L x (B, H, S, S), as numpy arrays
+
+
+def _stack(maps: list[AttentionMaps], name: str) -> np.ndarray:
+    """L x (1, H, q, k) -> (L, H, q, k) of one AttentionMaps field."""
+    return torch.stack([getattr(m, name)[0] for m in maps]).float().numpy()
+
+
+class Translator:
+    """A trained model with its vocabulary and model card."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, card: dict | None = None) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.card = card or {}
+        self.device = next(model.parameters()).device
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, device: str = "cpu") -> Translator:
+        """Load a model directory (model.pt, spm.model, card.json); default: the shipped model."""
+        path = Path(path) if path is not None else DEFAULT_MODEL
+        if not path.is_dir():
+            raise CheckpointError(f"{path}: no such model directory")
+        model, _ = load_model(path / MODEL_FILE, device)
+        tokenizer_file = path / TOKENIZER_FILE
+        if not tokenizer_file.is_file():
+            raise CheckpointError(f"{tokenizer_file}: no such file")
+        try:
+            tokenizer = Tokenizer(tokenizer_file)
+        except (OSError, RuntimeError, ValueError) as error:
+            raise CheckpointError(
+                f"{tokenizer_file}: not a usable SentencePiece model ({error})"
+            ) from error
+        if len(tokenizer) != model.config.vocab_size:
+            raise CheckpointError(
+                f"{tokenizer_file}: {len(tokenizer)} pieces, "
+                f"the model expects {model.config.vocab_size}"
+            )
+        card_file = path / CARD_FILE
+        card = json.loads(card_file.read_text()) if card_file.is_file() else {}
+        return cls(model, tokenizer, card)
+
+    @property
+    def max_source_tokens(self) -> int:
+        return self.model.config.max_len // 2
+
+    def source_ids(self, text: str, target: str) -> tuple[list[int], bool]:
+        """Encoder input ids for ``text`` and whether it had to be cut to fit the model.
+
+        Raises ValueError for text with nothing to translate.
+        """
+        if not normalize_text(text):
+            raise ValueError("There is nothing to translate: type a sentence.")
+        ids = self.tokenizer.encode_source(text, target)
+        if len(ids) <= self.max_source_tokens:
+            return ids, False
+        return [*ids[: self.max_source_tokens - 1], EOS_ID], True
+
+    def translate(
+        self,
+        text: str,
+        target: str = "de",
+        beam_size: int = 4,
+        length_penalty: float = 0.6,
+        trace: bool = False,
+    ) -> Translation:
+        """Translate one sentence by beam search (beam_size=1 is greedy search).
+
+        trace=True also returns every beam step and the attention, scores and embeddings of the
+        model run on the chosen output (cached decoding and this full pass agree; the tests say so).
+        """
+        if beam_size < 1:
+            raise ValueError(f"beam_size must be at least 1, got {beam_size}")
+        ids, truncated = self.source_ids(text, target)
+        source = torch.tensor([ids], device=self.device)
+        beam = beam_search(self.model, source, beam_size, length_penalty, trace=trace)
+        output = beam.tokens  # ends with eos unless the length budget ran out
+        decoder_input = [BOS_ID, *output[:-1]]
+        pieces = self.tokenizer.pieces
+        result = Translation(
+            text=self.tokenizer.decode(output),
+            target=target,
+            source_ids=ids,
+            source_tokens=pieces(ids),
+            target_ids=decoder_input,
+            target_tokens=pieces(decoder_input),
+            output_tokens=pieces(output),
+            score=beam.score,
+            truncated=truncated,
+            steps=beam.steps,
+            finished=beam.finished,
+        )
+        if trace:
+            self._attach_trace(result, source, decoder_input)
+        return result
+
+    @torch.inference_mode()
+    def _attach_trace(
+        self, result: Translation, source: torch.Tensor, decoder_input: list[int]
+    ) -> None:
+        target = torch.tensor([decoder_input], device=self.device)
+        _, inter = self.model(source, target, inspect=True)
+        for name in ("attention", "scores", "masked_scores"):
+            field_name = "weights" if name == "attention" else name
+            setattr(
+                result,
+                name,
+                AttentionSet(
+                    _stack(inter.encoder_self, field_name),
+                    _stack(inter.decoder_self, field_name),
+                    _stack(inter.cross, field_name),
+                ),
+            )
+        result.embeddings = Embeddings(
+            inter.source_embedding[0].float().numpy(),
+            inter.source_positional.float().numpy(),
+            inter.target_embedding[0].float().numpy(),
+            inter.target_positional.float().numpy(),
+        )
+
+    @torch.inference_mode()
+    def encode_batch(self, texts: list[str], target: str = "de") -> EncoderBatch:
+        """Run the encoder on several sentences padded to one length, with full inspection."""
+        rows = [self.source_ids(text, target)[0] for text in texts]
+        width = max(len(row) for row in rows)
+        padded = [row + [PAD_ID] * (width - len(row)) for row in rows]
+        source = torch.tensor(padded, device=self.device)
+        inter = Intermediates()
+        self.model.encode(source, inter)
+        maps = [
+            AttentionMaps(
+                *(getattr(m, n).float().numpy() for n in ("scores", "masked_scores", "weights"))
+            )
+            for m in inter.encoder_self
+        ]
+        return EncoderBatch(
+            np.array(padded),
+            [self.tokenizer.pieces(row) for row in padded],
+            np.array(padded) != PAD_ID,
+            maps,
+        )
+
+    @torch.inference_mode()
+    def translate_batch(
+        self, texts: list[str], target: str = "de", beam_size: int = 4, length_penalty: float = 0.6
+    ) -> list[str]:
+        """Translate many sentences (evaluation). Greedy search is batched; beam search goes one
+        sentence at a time. Blank lines translate to blank lines."""
+        outputs = [""] * len(texts)
+        todo = [i for i, text in enumerate(texts) if normalize_text(text)]
+        if beam_size > 1:
+            for i in todo:
+                outputs[i] = self.translate(texts[i], target, beam_size, length_penalty).text
+            return outputs
+        # longest first, in chunks, so each chunk pads little
+        todo.sort(key=lambda i: -len(texts[i]))
+        for start in range(0, len(todo), 64):
+            chunk = todo[start : start + 64]
+            rows = [self.source_ids(texts[i], target)[0] for i in chunk]
+            width = max(len(row) for row in rows)
+            source = torch.tensor(
+                [r + [PAD_ID] * (width - len(r)) for r in rows], device=self.device
+            )
+            for i, tokens in zip(chunk, greedy_decode(self.model, source)):
+                outputs[i] = self.tokenizer.decode(tokens)
+        return outputs

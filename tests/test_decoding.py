@@ -1,0 +1,121 @@
+"""Decoding: beam 1 is greedy, the beam trace is the model's own arithmetic, lengths rank."""
+
+import pytest
+import torch
+
+from core.decoding import (
+    Hypothesis,
+    beam_search,
+    best_hypothesis,
+    greedy_decode,
+    length_penalty,
+)
+from core.model import Transformer
+from core.tokenizer import BOS_ID, EOS_ID
+from tests.conftest import TINY
+
+
+def eos_prone_model(seed: int) -> Transformer:
+    """A random model nudged to say </s> now and then, so searches end by eos, not by length."""
+    torch.manual_seed(seed)
+    model = Transformer(TINY).eval()
+    with torch.no_grad():
+        model.embedding.weight[EOS_ID] *= 6
+    return model
+
+
+def sources(n: int = 6):
+    torch.manual_seed(5)
+    return [torch.randint(5, TINY.vocab_size, (1, int(torch.randint(3, 12, ())))) for _ in range(n)]
+
+
+def test_beam_size_one_equals_greedy():
+    ended_by_eos = 0
+    for seed in range(4):
+        model = eos_prone_model(seed)
+        for source in sources():
+            greedy = greedy_decode(model, source)[0]
+            beam = beam_search(model, source, beam_size=1)
+            assert beam.tokens == greedy
+            ended_by_eos += greedy[-1] == EOS_ID
+    assert ended_by_eos > 0  # the eos path was exercised, not only the length limit
+
+
+def test_batched_greedy_equals_one_at_a_time():
+    model = eos_prone_model(1)
+    rows = [s[0].tolist() for s in sources()]
+    width = max(len(r) for r in rows)
+    padded = torch.tensor([r + [TINY.pad_id] * (width - len(r)) for r in rows])
+    batched = greedy_decode(model, padded)
+    assert batched == [greedy_decode(model, torch.tensor([r]))[0] for r in rows]
+
+
+def model_log_probs(model, source, prefix):
+    """log P(. | prefix, source) by a full, uncached forward pass."""
+    logits, _ = model(source, torch.tensor([[BOS_ID, *prefix]]))
+    return logits[0, -1].log_softmax(-1)
+
+
+def test_beam_trace_recomputes_from_the_models_log_probabilities():
+    model = eos_prone_model(2)
+    source = sources()[0]
+    result = beam_search(model, source, beam_size=3, alpha=0.6, trace=True)
+    assert result.steps and result.steps[0].hypotheses[0].tokens == []
+    for step in result.steps:
+        for cand in step.candidates:
+            parent = step.hypotheses[cand.parent]
+            log_probs = model_log_probs(model, source, parent.tokens)
+            assert cand.log_prob == pytest.approx(log_probs[cand.token].item(), abs=1e-4)
+            assert cand.score == pytest.approx(parent.score + cand.log_prob, abs=1e-4)
+            lp = length_penalty(len(parent.tokens) + 1, 0.6)
+            assert cand.normalized == pytest.approx(cand.score / lp, abs=1e-5)
+        kept = [c for c in step.candidates if c.status == "kept"]
+        assert len(kept) <= 3
+        # the next step's hypotheses are exactly the kept candidates
+        if step.step + 1 < len(result.steps):
+            following = result.steps[step.step + 1].hypotheses
+            assert [h.tokens for h in following] == [
+                [*step.hypotheses[c.parent].tokens, c.token]
+                for c in sorted(kept, key=lambda c: -c.score)
+            ]
+    # the result is the best finished hypothesis under the length penalty
+    assert result.tokens == best_hypothesis(result.finished, 0.6).tokens
+    assert result.score == pytest.approx(
+        model_log_probs_sum(model, source, result.tokens), abs=1e-3
+    )
+
+
+def model_log_probs_sum(model, source, tokens):
+    logits, _ = model(source, torch.tensor([[BOS_ID, *tokens[:-1]]]))
+    return logits[0].log_softmax(-1).gather(1, torch.tensor(tokens)[:, None]).sum().item()
+
+
+def test_beam_trace_cross_attention_is_the_models():
+    model = eos_prone_model(3)
+    source = sources()[1]
+    result = beam_search(model, source, beam_size=2, trace=True)
+    step = result.steps[2]
+    hyp = step.hypotheses[0]
+    _, trace = model(source, torch.tensor([[BOS_ID, *hyp.tokens]]), inspect=True)
+    expected = torch.stack([m.weights[0, :, -1] for m in trace.cross])  # (L, H, S)
+    assert torch.allclose(step.cross_attention[0], expected, atol=1e-5)
+    assert torch.allclose(
+        step.cross_attention.sum(-1), torch.ones(step.cross_attention.shape[:-1]), atol=1e-5
+    )
+
+
+def test_wider_beams_find_at_least_as_probable_outputs():
+    model = eos_prone_model(0)
+    for source in sources():
+        greedy = beam_search(model, source, beam_size=1, alpha=0.0)
+        wide = beam_search(model, source, beam_size=5, alpha=0.0)
+        assert wide.score >= greedy.score - 1e-4
+
+
+def test_length_penalty_reranks_finished_hypotheses():
+    short = Hypothesis([5, EOS_ID], -2.0, finished=True)
+    long = Hypothesis([5, 6, 7, 8, 9, 10, EOS_ID], -2.6, finished=True)
+    assert best_hypothesis([short, long], alpha=0.0) is short
+    assert best_hypothesis([short, long], alpha=1.0) is long  # -2.6/2 > -2.0/1.17
+    assert length_penalty(1, 0.6) == pytest.approx(1.0)
+    assert length_penalty(7, 1.0) == pytest.approx(2.0)

@@ -1,0 +1,46 @@
+"""The shared vocabulary: text survives the round trip, tags and specials sit where promised."""
+
+import pytest
+
+from core.tokenizer import EOS_ID, PAD_ID, Tokenizer, language_tag, normalize_text
+
+
+@pytest.fixture(scope="module")
+def tokenizer(translator) -> Tokenizer:
+    return translator.tokenizer
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The dog runs quickly.",
+        "Der Hund läuft schnell.",
+        "Le chien court très vite !",
+        "Emoji 🐶 and 漢字 and Ω survive.",
+        "Numbers 12,345.67 and (brackets)",
+    ],
+)
+def test_tokenizer_round_trips_text(tokenizer, text):
+    assert tokenizer.decode(tokenizer.encode(text)) == normalize_text(text)
+
+
+def test_unknown_characters_fall_back_to_bytes(tokenizer):
+    ids = tokenizer.encode("🐶")
+    assert all(tokenizer.is_byte(i) for i in ids if tokenizer.pieces([i])[0] != "▁")
+    assert len([i for i in ids if tokenizer.is_byte(i)]) == 4  # U+1F436 is 4 bytes of UTF-8
+
+
+def test_source_carries_the_target_tag_and_ends_with_eos(tokenizer):
+    ids = tokenizer.encode_source("The dog.", "fr")
+    assert tokenizer.pieces(ids[:1]) == ["<2fr>"] and ids[-1] == EOS_ID
+    assert tokenizer.is_special(ids[0]) and tokenizer.is_special(PAD_ID)
+    assert tokenizer.decode(ids) == "The dog."
+    with pytest.raises(ValueError, match="unknown target language"):
+        language_tag("xx")
+
+
+def test_normalize_text_is_the_one_decided_form():
+    assert normalize_text("  Bonjour\u202f!\u00a0Ça va\u00a0?  ") == "Bonjour ! Ça va ?"
+    assert normalize_text("Cafe\u0301") == "Café"  # NFC composes
+    assert normalize_text("a\tb\n\x07c\u200bd") == "a b c d"
+    assert normalize_text(" \n\t ") == ""

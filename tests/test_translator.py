@@ -1,0 +1,155 @@
+"""The public contract: Translator.load, translate, traces shaped as documented, clear errors."""
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from core import CheckpointError, Translator
+from core.checkpoint import MODEL_FILE, TOKENIZER_FILE, load_model, save_model
+from core.model import ModelConfig, Transformer
+from tests.conftest import TINY
+
+
+def test_translate_returns_text_and_tokens(translator):
+    result = translator.translate("The dog runs.", target="de", beam_size=2)
+    assert isinstance(result.text, str)
+    assert result.source_tokens[0] == "<2de>" and result.source_tokens[-1] == "</s>"
+    assert result.target_tokens[0] == "<s>"
+    assert len(result.output_tokens) == len(result.target_tokens)
+    assert result.attention is None and result.steps == []
+
+
+def test_trace_shapes_follow_the_contract(translator):
+    result = translator.translate("The small dog runs.", target="fr", beam_size=3, trace=True)
+    s, t = len(result.source_tokens), len(result.target_tokens)
+    layers, heads = TINY.n_encoder_layers, TINY.n_heads
+    assert result.attention.encoder.shape == (layers, heads, s, s)
+    assert result.attention.decoder.shape == (TINY.n_decoder_layers, heads, t, t)
+    assert result.attention.cross.shape == (TINY.n_decoder_layers, heads, t, s)
+    for weights in (result.attention.encoder, result.attention.decoder, result.attention.cross):
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    assert (
+        result.attention.decoder[..., np.triu_indices(t, 1)[0], np.triu_indices(t, 1)[1]] == 0
+    ).all()
+    assert np.isinf(result.masked_scores.decoder[0, 0, 0, 1:]).all()
+    assert result.embeddings.source_token.shape == (s, TINY.d_model)
+    assert result.steps and result.finished
+
+
+def test_trace_equals_what_cached_beam_search_saw(translator):
+    """The full pass behind the pictures and the cached search behind the text agree."""
+    result = translator.translate("The cat sleeps.", target="de", beam_size=1, trace=True)
+    assert len(result.steps) == len(result.output_tokens)
+    for step in result.steps:  # with one beam, every step's prefix is a prefix of the output
+        assert step.hypotheses[0].tokens == result.target_ids[1 : step.step + 1]
+        np.testing.assert_allclose(
+            step.cross_attention[0].numpy(), result.attention.cross[:, :, step.step], atol=1e-5
+        )
+
+
+def test_encode_batch_pads_and_masks(translator):
+    batch = translator.encode_batch(["A dog.", "The happy child reads a big red book today."])
+    assert batch.padding_mask[0].sum() < batch.padding_mask.shape[1]
+    pad = ~batch.padding_mask[0]
+    for maps in batch.attention:
+        assert (maps.weights[0][:, :, pad] == 0).all()
+    assert batch.source_tokens[0][-1] == "<pad>"
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t"])
+def test_empty_text_is_a_clear_error(translator, text):
+    with pytest.raises(ValueError, match="nothing to translate"):
+        translator.translate(text)
+
+
+def test_overlong_text_is_truncated_and_says_so(translator):
+    result = translator.translate("the dog runs " * 200, beam_size=1)
+    assert result.truncated and len(result.source_ids) == translator.max_source_tokens
+    assert result.source_tokens[-1] == "</s>"
+
+
+def test_translate_batch_matches_single_sentences(translator):
+    texts = ["The dog runs.", "", "A cat sleeps in the garden."]
+    assert translator.translate_batch(texts, "de", beam_size=1) == [
+        translator.translate(t, "de", beam_size=1).text if t else "" for t in texts
+    ]
+    assert translator.translate_batch(texts[:1], "fr", beam_size=2) == [
+        translator.translate(texts[0], "fr", beam_size=2).text
+    ]
+
+
+def test_checkpoint_round_trip_keeps_weights_to_float16(tmp_path):
+    torch.manual_seed(0)
+    model = Transformer(TINY)
+    save_model(model, tmp_path / "m.pt", {"step": 3})
+    loaded, meta = load_model(tmp_path / "m.pt")
+    assert meta == {"step": 3} and loaded.config == TINY
+    for (name, a), b in zip(model.state_dict().items(), loaded.state_dict().values()):
+        assert torch.allclose(a.half().float(), b), name
+
+
+def test_bad_model_files_give_errors_naming_the_file(tmp_path, tiny_model_dir):
+    with pytest.raises(CheckpointError, match="no such model directory"):
+        Translator.load(tmp_path / "nowhere")
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_model_dir, broken)
+    data = (broken / MODEL_FILE).read_bytes()
+    (broken / MODEL_FILE).write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match=f"{MODEL_FILE}: not a readable checkpoint"):
+        Translator.load(broken)
+    save_model(Transformer(ModelConfig(**{**TINY.__dict__, "d_ff": 48})), broken / MODEL_FILE)
+    obj = torch.load(broken / MODEL_FILE, weights_only=True)
+    obj["config"]["d_ff"] = 64  # the config says one size, the weights another
+    torch.save(obj, broken / MODEL_FILE)
+    with pytest.raises(CheckpointError, match="weights do not fit"):
+        Translator.load(broken)
+    shutil.copy(tiny_model_dir / MODEL_FILE, broken / MODEL_FILE)
+    (broken / TOKENIZER_FILE).write_bytes(b"not a sentencepiece model")
+    with pytest.raises(CheckpointError, match="SentencePiece"):
+        Translator.load(broken)
+
+
+def test_pickled_code_is_refused(tmp_path):
+    class Evil:
+        def __reduce__(self):
+            return (print, ("ran",))
+
+    torch.save({"format": "attention-lab/1", "x": Evil()}, tmp_path / "evil.pt")
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_model(tmp_path / "evil.pt")
+
+
+def test_command_line_translates(tiny_model_dir):
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "core.translate",
+            "--model",
+            str(tiny_model_dir),
+            "--target",
+            "fr",
+            "--beam-size",
+            "2",
+            "The dog runs.",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert (
+        run.stdout.strip()
+        == Translator.load(tiny_model_dir).translate("The dog runs.", "fr", 2).text.strip()
+    )
+    bad = subprocess.run(
+        [sys.executable, "-m", "core.translate", "--model", "/nonexistent", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "no such model directory" in bad.stderr
