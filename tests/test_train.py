@@ -1,0 +1,236 @@
+"""The training pipeline on a small synthetic corpus laid out like ../shared/data."""
+
+import gzip
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from core import Translator
+from core.checkpoint import safe_load
+from tests.conftest import tiny_corpus
+from train.batching import collate, token_batches
+from train.config import parse_args
+from train.data import Example, clean_pairs, in_validation, keep_pair, load_corpus
+from train.trainer import noam_lr
+
+
+def write_gz(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.writelines(line + "\n" for line in lines)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """Tatoeba-style TSVs and Multi30k-style line-aligned files, made-up sentences."""
+    root = tmp_path_factory.mktemp("data")
+    en, de, fr = (tiny_corpus(400, seed) for seed in (1, 2, 3))
+    write_gz(root / "tatoeba/eng-deu.tsv.gz", [f"{e}\t{d}" for e, d in zip(en, de)])
+    write_gz(root / "tatoeba/eng-fra.tsv.gz", [f"{e}\t{f}\u202f!" for e, f in zip(en, fr)])
+    for split, n in (("train", 150), ("val", 30), ("test_2016_flickr", 20)):
+        for lang, lines in (("en", en), ("de", de), ("fr", fr)):
+            write_gz(root / f"multi30k/{split}.{lang}.gz", lines[-n:])
+    return root
+
+
+def run_train(data_dir, out, *flags, **kwargs):
+    command = [
+        sys.executable,
+        "-m",
+        "train",
+        "--dry-run",
+        "--data-dir",
+        str(data_dir),
+        "--out",
+        str(out),
+        *flags,
+    ]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs
+    )
+
+
+def test_dry_run_trains_and_exports_a_loadable_model(data_dir, tmp_path):
+    process = run_train(data_dir, tmp_path / "run")
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, output
+    assert "BLEU" in output and "nrefs:1|case:mixed" in output  # sacreBLEU signature printed
+    translator = Translator.load(tmp_path / "run" / "model")
+    assert isinstance(translator.translate("The dog runs.", "fr", beam_size=2).text, str)
+    metrics = [
+        json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()
+    ]
+    assert [m["step"] for m in metrics if "train_loss" in m] == [5, 10, 15, 20, 25, 30]
+    assert any("val_bleu" in m for m in metrics)
+
+
+def final_weights(run):
+    return safe_load(sorted((run / "checkpoints").glob("step_*.pt"))[-1])["model"]
+
+
+def test_killed_run_resumes_from_its_checkpoint_and_ends_where_an_unbroken_run_ends(
+    data_dir, tmp_path
+):
+    flags = (
+        "--max-steps",
+        "40",
+        "--checkpoint-every",
+        "10",
+        "--eval-every",
+        "1000",
+        "--dropout",
+        "0.1",
+    )
+    unbroken = run_train(data_dir, tmp_path / "unbroken", *flags)
+    assert unbroken.wait(timeout=300) == 0
+
+    killed = run_train(data_dir, tmp_path / "killed", *flags)
+    first = tmp_path / "killed" / "checkpoints" / "step_0000010.pt"
+    deadline = time.time() + 240
+    while not first.exists() and killed.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    saved = sorted((tmp_path / "killed" / "checkpoints").glob("step_*.pt"))
+    assert saved and saved[-1].name < "step_0000040.pt"  # it really died mid-way
+
+    resumed = run_train(data_dir, tmp_path / "killed", *flags)
+    output, _ = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, output
+    assert f"resumed from {saved[-1]}" in output
+    for (name, a), b in zip(
+        final_weights(tmp_path / "unbroken").items(), final_weights(tmp_path / "killed").values()
+    ):
+        assert torch.equal(a, b), name  # same data order, same dropout: the same model
+    steps = [
+        json.loads(line)["step"]
+        for line in (tmp_path / "killed" / "metrics.jsonl").read_text().splitlines()
+    ]
+    assert steps == sorted(steps)  # lines written after the last checkpoint were not kept twice
+
+
+def test_evaluate_prints_one_json_object(data_dir, tmp_path, tiny_model_dir):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("The dog runs.\tDer Hund läuft.\nA cat sleeps.\tEine Katze schläft.\n")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "train.evaluate",
+            "--model",
+            str(tiny_model_dir),
+            "--target",
+            "de",
+            "--tsv",
+            str(pairs),
+            "--beam-size",
+            "2",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    result = json.loads(run.stdout)
+    assert result["sentences"] == 2 and 0 <= result["bleu"] <= 100 and 0 <= result["chrf"] <= 100
+    assert result["signature"].startswith("nrefs:1") and result["seconds"] >= 0
+    files = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "train.evaluate",
+            "--model",
+            str(tiny_model_dir),
+            "--target",
+            "fr",
+            "--src",
+            str(data_dir / "multi30k/test_2016_flickr.en.gz"),
+            "--ref",
+            str(data_dir / "multi30k/test_2016_flickr.fr.gz"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(files.stdout)["sentences"] == 20
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("no tab here\n")
+    error = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "train.evaluate",
+            "--model",
+            str(tiny_model_dir),
+            "--target",
+            "de",
+            "--tsv",
+            str(bad),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert error.returncode == 2 and "line 1 has no TAB" in error.stderr
+
+
+def test_corpus_is_normalised_filtered_deduplicated_and_split_by_english(data_dir):
+    corpus = load_corpus(data_dir)
+    assert corpus.train and corpus.valid
+    assert not any("\u202f" in e.target_text for e in corpus.train)  # French spaces normalised
+    train_english = {e.source_text for e in corpus.train if e in set(corpus.train)}
+    tatoeba_valid = {e.source_text for e in corpus.valid} - set(tiny_corpus(400, 1)[-30:])
+    assert not train_english & tatoeba_valid
+    pairs = [
+        ("Hi.", "Hallo!"),
+        ("Hi.", "Hallo!"),
+        ("", "Leer"),
+        ("Short.", "x" * 400),
+        ("Hi.", "Grüß Gott!"),
+    ]
+    assert clean_pairs("de", pairs) == [
+        Example("de", "Hi.", "Hallo!"),
+        Example("de", "Hi.", "Grüß Gott!"),
+    ]
+    assert not keep_pair("a", "a very very very very long translation of one letter")
+    assert in_validation("Hi.", 0.5) == in_validation("Hi.", 0.5)
+
+
+def test_token_batches_respect_the_budget_and_cover_every_example():
+    lengths = [(n % 17 + 2, n % 13 + 3) for n in range(500)]
+    batches = token_batches(lengths, max_tokens=200, seed=3)
+    assert sorted(i for b in batches for i in b) == list(range(500))
+    assert all(len(b) * max(max(lengths[i]) for i in b) <= 200 for b in batches)
+    assert batches == token_batches(lengths, max_tokens=200, seed=3)
+    source, target_in, target_out = collate([([4, 9, 3], [7, 8, 3]), ([4, 3], [3])])
+    assert target_in.tolist() == [[2, 7, 8], [2, 0, 0]] and target_out.tolist() == [
+        [7, 8, 3],
+        [3, 0, 0],
+    ]
+    assert source.tolist() == [[4, 9, 3], [4, 3, 0]]
+
+
+def test_noam_schedule_warms_up_then_decays():
+    peak = noam_lr(4000, 512, 4000)
+    assert noam_lr(2000, 512, 4000) == pytest.approx(peak / 2)
+    assert noam_lr(16000, 512, 4000) == pytest.approx(peak / 2)
+    assert peak == pytest.approx(512**-0.5 * 4000**-0.5)
+
+
+def test_flags_override_presets():
+    config = parse_args(["--preset", "full", "--max-steps", "7", "--no-compile"])
+    assert (config.preset, config.max_steps, config.compile, config.max_tokens) == (
+        "full",
+        7,
+        False,
+        25000,
+    )
+    assert parse_args(["--dry-run"]).preset == "dry-run"

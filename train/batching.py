@@ -1,0 +1,60 @@
+"""Examples to padded batches of about the same number of tokens (section 5.1 of the paper:
+"Sentence pairs were batched together by approximate sequence length")."""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
+from train.data import Example
+
+
+def encode_examples(tokenizer: Tokenizer, examples: list[Example], max_len: int) -> list[tuple]:
+    """(source ids <2xx> ... </s>, target ids ... </s>) per example; pairs longer than the model's
+    max_len - 1 on either side are dropped (the decoder input adds <s>)."""
+    encoded = []
+    for example in examples:
+        source = tokenizer.encode_source(example.source_text, example.target)
+        target = [*tokenizer.encode(example.target_text), EOS_ID]
+        if len(source) < max_len and len(target) < max_len:
+            encoded.append((source, target))
+    return encoded
+
+
+def token_batches(lengths: list[tuple[int, int]], max_tokens: int, seed: int) -> list[list[int]]:
+    """Indices grouped into batches whose padded size, rows x longest side, stays <= max_tokens.
+
+    Examples are sorted by length (random order among equal lengths) so a batch pads little; the
+    batches are then shuffled. The same seed gives the same batches, which is what lets a resumed
+    run continue exactly where it stopped.
+    """
+    rng = random.Random(seed)
+    order = sorted(range(len(lengths)), key=lambda i: (max(lengths[i]), rng.random()))
+    batches, current, longest = [], [], 0
+    for i in order:
+        longest_if_added = max(longest, *lengths[i])
+        if current and (len(current) + 1) * longest_if_added > max_tokens:
+            batches.append(current)
+            current, longest_if_added = [], max(lengths[i])
+        current.append(i)
+        longest = longest_if_added
+    if current:
+        batches.append(current)
+    rng.shuffle(batches)
+    return batches
+
+
+def collate(pairs: list[tuple]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Padded source (B, S), decoder input <s> y_1.. (B, T) and decoder output y_1..</s> (B, T)."""
+    width_s = max(len(s) for s, _ in pairs)
+    width_t = max(len(t) for _, t in pairs)
+    source = torch.full((len(pairs), width_s), PAD_ID, dtype=torch.long)
+    target_in = torch.full((len(pairs), width_t), PAD_ID, dtype=torch.long)
+    target_out = torch.full((len(pairs), width_t), PAD_ID, dtype=torch.long)
+    for row, (src, tgt) in enumerate(pairs):
+        source[row, : len(src)] = torch.tensor(src)
+        target_in[row, : len(tgt)] = torch.tensor([BOS_ID, *tgt[:-1]])
+        target_out[row, : len(tgt)] = torch.tensor(tgt)
+    return source, target_in, target_out

@@ -1,0 +1,138 @@
+"""Corpora in, clean parallel examples out: one preparation shared by training and evaluation.
+
+Expected layout of the data directory (``--data-dir``, or $ATTENTION_LAB_DATA, default
+``../shared/data`` beside the repository):
+
+    tatoeba/eng-deu.tsv.gz     English TAB German  (Tatoeba via manythings.org/anki, CC-BY 2.0 FR)
+    tatoeba/eng-fra.tsv.gz     English TAB French
+    multi30k/{train,val,test_2016_flickr}.{en,de,fr}.gz   line-aligned captions (Multi30k task 1)
+
+Any subset works: missing files are skipped with a note. Each example is (target language, English
+source, target text), normalised by core.tokenizer.normalize_text, the same function inference uses.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.tokenizer import LANGUAGES, normalize_text
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TATOEBA_FILES = {"de": "tatoeba/eng-deu.tsv.gz", "fr": "tatoeba/eng-fra.tsv.gz"}
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("ATTENTION_LAB_DATA", REPO_ROOT.parent / "shared" / "data"))
+
+
+@dataclass(frozen=True)
+class Example:
+    target: str  # "de" or "fr"
+    source_text: str  # English
+    target_text: str
+
+
+def read_lines(path: Path) -> list[str]:
+    """A text file, gzip-compressed or not, as lines without their newline."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+def read_parallel(
+    src: Path | None = None, ref: Path | None = None, tsv: Path | None = None
+) -> tuple[list[str], list[str]]:
+    """Sources and references from two line-aligned files or one ``source TAB reference`` file."""
+    if tsv is not None:
+        rows = [line.split("\t") for line in read_lines(tsv)]
+        bad = [i + 1 for i, row in enumerate(rows) if len(row) < 2]
+        if bad:
+            raise ValueError(f"{tsv}: line {bad[0]} has no TAB between source and reference")
+        return [row[0] for row in rows], [row[1] for row in rows]
+    if src is None or ref is None:
+        raise ValueError("give --tsv FILE, or both --src FILE and --ref FILE")
+    sources, references = read_lines(src), read_lines(ref)
+    if len(sources) != len(references):
+        raise ValueError(f"{src} has {len(sources)} lines but {ref} has {len(references)}")
+    return sources, references
+
+
+def keep_pair(source: str, target: str, max_chars: int = 300, max_ratio: float = 3.0) -> bool:
+    """Drop broken pairs: an empty side, an overlong side, or an extreme length ratio."""
+    if not source or not target or len(source) > max_chars or len(target) > max_chars:
+        return False
+    short, long = sorted((len(source), len(target)))
+    return long <= max_ratio * short + 10
+
+
+def in_validation(english: str, fraction: float) -> bool:
+    """Split by English sentence, by a stable hash: all translations of one English sentence
+    land on the same side, so no English sentence is seen in both training and validation."""
+    digest = hashlib.blake2b(english.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64 < fraction
+
+
+@dataclass
+class Corpus:
+    train: list[Example]
+    valid: list[Example]  # Tatoeba held out by English sentence + Multi30k val
+    notes: list[str]  # what was read, skipped and filtered, for the log and the model card
+
+
+def load_corpus(data_dir: Path, valid_fraction: float = 0.01, limit: int | None = None) -> Corpus:
+    """Read every corpus found in data_dir, normalise, filter, de-duplicate and split.
+
+    limit keeps the first ``limit`` examples of each file (for dry runs)."""
+    train: list[Example] = []
+    valid: list[Example] = []
+    notes: list[str] = []
+    for target, name in TATOEBA_FILES.items():
+        path = data_dir / name
+        if not path.is_file():
+            notes.append(f"skipped {path}: not found")
+            continue
+        pairs = [line.split("\t")[:2] for line in read_lines(path)[:limit] if "\t" in line]
+        kept = clean_pairs(target, pairs)
+        for example in kept:
+            (valid if in_validation(example.source_text, valid_fraction) else train).append(example)
+        notes.append(f"{name}: {len(pairs)} pairs, {len(kept)} kept after cleaning")
+    for target in LANGUAGES:
+        for split, bucket in (("train", train), ("val", valid)):
+            src, ref = (
+                data_dir / f"multi30k/{split}.en.gz",
+                data_dir / f"multi30k/{split}.{target}.gz",
+            )
+            if not (src.is_file() and ref.is_file()):
+                notes.append(f"skipped multi30k {split} en-{target}: not found")
+                continue
+            sources, references = read_parallel(src, ref)
+            kept = clean_pairs(target, list(zip(sources[:limit], references[:limit])))
+            bucket.extend(kept)
+            notes.append(
+                f"multi30k/{split} en-{target}: {len(sources[:limit])} pairs, {len(kept)} kept"
+            )
+    return Corpus(train, valid, notes)
+
+
+def clean_pairs(target: str, pairs: list) -> list[Example]:
+    """Normalise, filter and de-duplicate (source, target) pairs, keeping their first order."""
+    seen = set()
+    kept = []
+    for source, translation in pairs:
+        example = Example(target, normalize_text(source), normalize_text(translation))
+        if keep_pair(example.source_text, example.target_text) and example not in seen:
+            seen.add(example)
+            kept.append(example)
+    return kept
+
+
+def multi30k_test(data_dir: Path, target: str) -> tuple[list[str], list[str]]:
+    """The standard test set, test_2016_flickr, English -> target."""
+    return read_parallel(
+        data_dir / "multi30k/test_2016_flickr.en.gz",
+        data_dir / f"multi30k/test_2016_flickr.{target}.gz",
+    )

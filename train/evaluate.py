@@ -1,0 +1,106 @@
+"""Score a model on any parallel data with sacreBLEU and chrF; prints one JSON object.
+
+python -m train.evaluate --model pretrained/en-de-fr --target de --src test.en --ref test.de
+python -m train.evaluate --model pretrained/en-de-fr --target fr --tsv pairs.tsv
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from core.checkpoint import CheckpointError
+from core.tokenizer import LANGUAGES
+from core.translator import DEFAULT_MODEL, Translator
+from train.data import read_parallel
+from train.scoring import score_translations
+
+
+def evaluate(
+    translator: Translator,
+    sources: list[str],
+    references: list[str],
+    target: str,
+    beam_size: int = 4,
+    length_penalty: float = 0.6,
+    progress: bool = True,
+) -> dict:
+    """Translate every source and score against the references."""
+    started = time.perf_counter()
+    hypotheses = [
+        translator.translate_batch([s], target, beam_size, length_penalty)[0]
+        for s in tqdm(
+            sources, desc=f"en-{target}", unit="sent", disable=not progress, file=sys.stderr
+        )
+    ]
+    scores = score_translations(hypotheses, references)
+    return {
+        **scores,
+        "sentences": len(sources),
+        "seconds": round(time.perf_counter() - started, 1),
+        "target": target,
+        "beam_size": beam_size,
+        "hypotheses": hypotheses,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m train.evaluate", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--model", default=str(DEFAULT_MODEL), help="model directory (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--target", required=True, choices=sorted(LANGUAGES), help="target language"
+    )
+    parser.add_argument("--src", type=Path, help="English sources, one per line (.gz accepted)")
+    parser.add_argument(
+        "--ref", type=Path, help="references, line-aligned with --src (.gz accepted)"
+    )
+    parser.add_argument(
+        "--tsv", type=Path, help="instead of --src/--ref: source TAB reference per line"
+    )
+    parser.add_argument("--beam-size", type=int, default=4, help="beam size; 1 is greedy search")
+    parser.add_argument(
+        "--length-penalty", type=float, default=0.6, help="GNMT length penalty alpha"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=0, help="score only the first N sentences (0 = all)"
+    )
+    parser.add_argument(
+        "--output", type=Path, help="also write the translations here, one per line"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        sources, references = read_parallel(args.src, args.ref, args.tsv)
+        translator = Translator.load(args.model)
+    except (OSError, ValueError, CheckpointError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.limit:
+        sources, references = sources[: args.limit], references[: args.limit]
+    result = evaluate(
+        translator,
+        sources,
+        references,
+        args.target,
+        args.beam_size,
+        args.length_penalty,
+        progress=not args.quiet,
+    )
+    hypotheses = result.pop("hypotheses")
+    if args.output:
+        args.output.write_text("".join(h + "\n" for h in hypotheses))
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

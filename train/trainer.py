@@ -1,0 +1,412 @@
+"""The training loop: the paper's recipe (section 5), resumable, one process per GPU under torchrun.
+
+Adam(beta1=0.9, beta2=0.98, eps=1e-9)
+lr = lr_scale * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+loss = cross-entropy with label smoothing, over real (non-pad) target tokens
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import shutil
+import time
+from contextlib import nullcontext
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+from tqdm import tqdm
+
+from core.checkpoint import atomic_save, safe_load, write_model_dir
+from core.model import Transformer
+from core.tokenizer import PAD_ID, Tokenizer
+from core.translator import Translator
+from train.batching import collate, encode_examples, token_batches
+from train.config import TrainConfig
+from train.data import Corpus, load_corpus
+from train.scoring import score_translations
+
+
+def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
+    """The paper's schedule (eq. 3): linear warm-up, then decay with the inverse square root."""
+    step = max(step, 1)
+    return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def label_smoothed_loss(
+    logits: torch.Tensor, target: torch.Tensor, smoothing: float
+) -> torch.Tensor:
+    """Summed cross-entropy against (1 - eps) one-hot + eps uniform, pad positions ignored."""
+    return F.cross_entropy(
+        logits.float().flatten(0, 1),
+        target.flatten(),
+        ignore_index=PAD_ID,
+        label_smoothing=smoothing,
+        reduction="sum",
+    )
+
+
+class Distributed:
+    """Rank and world size under torchrun (WORLD_SIZE > 1), or a single process."""
+
+    def __init__(self) -> None:
+        self.world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        self.rank = int(os.environ.get("RANK", "0"))
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        if torch.cuda.is_available():
+            self.device = torch.device("cuda", local_rank)
+            torch.cuda.set_device(self.device)
+        else:
+            self.device = torch.device("cpu")
+        if self.world_size > 1:
+            dist.init_process_group("nccl" if self.device.type == "cuda" else "gloo")
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    def mean(self, value: float) -> float:
+        if self.world_size == 1:
+            return value
+        tensor = torch.tensor([value], device=self.device)
+        dist.all_reduce(tensor)
+        return tensor.item() / self.world_size
+
+    def barrier(self) -> None:
+        if self.world_size > 1:
+            dist.barrier()
+
+    def close(self) -> None:
+        if self.world_size > 1:
+            dist.destroy_process_group()
+
+
+def prepare_tokenizer(config: TrainConfig, corpus: Corpus) -> Tokenizer:
+    """Train the shared SentencePiece model on the training split once; reuse it on resume."""
+    prefix = config.run_dir / "spm"
+    if Path(f"{prefix}.model").is_file():
+        return Tokenizer(f"{prefix}.model")
+    texts = {e.source_text for e in corpus.train} | {e.target_text for e in corpus.train}
+    return Tokenizer.train(sorted(texts), prefix, config.vocab_size)
+
+
+def checkpoints(run_dir: Path) -> list[Path]:
+    return sorted((run_dir / "checkpoints").glob("step_*.pt"))
+
+
+def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:
+    """Element-wise mean of the models in the last checkpoints (section 6.1: the last 5 or 20)."""
+    total = None
+    for path in paths:
+        state = safe_load(path)["model"]
+        if total is None:
+            total = {k: v.double().clone() for k, v in state.items()}
+        else:
+            for k, v in state.items():
+                total[k] += v.double()
+    return {k: (v / len(paths)).float() for k, v in total.items()}
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.dist = Distributed()
+        self.device = self.dist.device
+        run = config.run_dir
+        if config.fresh and self.dist.main and (run / "checkpoints").exists():
+            shutil.rmtree(run / "checkpoints")
+            (run / "metrics.jsonl").unlink(missing_ok=True)
+        self.dist.barrier()
+        run.mkdir(parents=True, exist_ok=True)
+        torch.manual_seed(config.seed)
+        random.seed(config.seed)
+
+        self.corpus = load_corpus(Path(config.data_dir), limit=config.data_limit or None)
+        if not self.corpus.train:
+            raise SystemExit(f"no training data found in {config.data_dir}: {self.corpus.notes}")
+        if self.dist.main:
+            self.tokenizer = prepare_tokenizer(config, self.corpus)
+        self.dist.barrier()
+        self.tokenizer = Tokenizer(run / "spm.model")
+        self.model_config = config.model_config(len(self.tokenizer))
+        self.train_pairs = encode_examples(self.tokenizer, self.corpus.train, config.max_len)
+        self.lengths = [(len(s), len(t)) for s, t in self.train_pairs]
+
+        self.model = Transformer(self.model_config).to(self.device)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer,
+            lambda s: noam_lr(s + 1, self.model_config.d_model, config.warmup, config.lr_scale),
+        )
+        self.step, self.epoch, self.batch_in_epoch, self.train_seconds = 0, 0, 0, 0.0
+        self.resume()
+        self.forward = self.model
+        if self.dist.world_size > 1:
+            self.forward = DistributedDataParallel(
+                self.model, device_ids=None if self.device.type == "cpu" else [self.device]
+            )
+        if config.compile:
+            self.forward = torch.compile(self.forward)
+        # on CPU, bf16 autocast measured 0.7x the fp32 speed (358 vs 520 target tokens/s, 2 cores)
+        use_bf16 = config.bf16 and self.device.type == "cuda"
+        self.autocast = torch.autocast("cuda", dtype=torch.bfloat16) if use_bf16 else nullcontext()
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def save_checkpoint(self) -> None:
+        """All it takes to continue exactly: weights, optimizer, schedule, data position, RNG."""
+        if not self.dist.main:
+            return
+        path = self.config.run_dir / "checkpoints" / f"step_{self.step:07d}.pt"
+        atomic_save(
+            {
+                "model": self.model.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(),
+                "step": self.step,
+                "epoch": self.epoch,
+                "batch_in_epoch": self.batch_in_epoch,
+                "train_seconds": self.train_seconds,
+                "rng": {
+                    "torch": torch.get_rng_state(),
+                    "python": list(random.getstate()[1]),
+                    "python_gauss": random.getstate()[2],
+                },
+                "model_config": dataclasses.asdict(self.model_config),
+                "train_config": dataclasses.asdict(self.config),
+            },
+            path,
+        )
+        for old in checkpoints(self.config.run_dir)[: -self.config.keep_checkpoints]:
+            old.unlink()
+
+    def resume(self) -> None:
+        found = checkpoints(self.config.run_dir)
+        if not found:
+            return
+        state = safe_load(found[-1])
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.step, self.epoch = state["step"], state["epoch"]
+        self.batch_in_epoch, self.train_seconds = state["batch_in_epoch"], state["train_seconds"]
+        torch.set_rng_state(state["rng"]["torch"])
+        random.setstate((3, tuple(state["rng"]["python"]), state["rng"]["python_gauss"]))
+        self.forget_metrics_after(self.step)
+        self.log(f"resumed from {found[-1]} (step {self.step}, epoch {self.epoch})")
+
+    def forget_metrics_after(self, step: int) -> None:
+        """Drop metrics lines a killed run wrote after its last checkpoint: they are redone."""
+        path = self.config.run_dir / "metrics.jsonl"
+        if self.dist.main and path.is_file():
+            kept = [
+                line for line in path.read_text().splitlines() if json.loads(line)["step"] <= step
+            ]
+            path.write_text("".join(line + "\n" for line in kept))
+
+    # -- logging -------------------------------------------------------------------------------
+
+    def log(self, message: str) -> None:
+        if self.dist.main:
+            tqdm.write(message)
+
+    def record(self, **metrics) -> None:
+        """Append one line to metrics.jsonl (the app plots it)."""
+        if self.dist.main:
+            with open(self.config.run_dir / "metrics.jsonl", "a") as f:
+                f.write(json.dumps({"step": self.step, **metrics}) + "\n")
+
+    # -- training ------------------------------------------------------------------------------
+
+    def epoch_batches(self) -> list[list[int]]:
+        """This epoch's batches for this rank; every rank gets the same count."""
+        batches = token_batches(self.lengths, self.config.max_tokens, self.config.seed + self.epoch)
+        usable = len(batches) - len(batches) % self.dist.world_size
+        return batches[self.dist.rank : usable : self.dist.world_size]
+
+    def out_of_time(self) -> bool:
+        limit = self.config.max_minutes * 60
+        return bool(limit) and self.dist.mean(self.train_seconds) >= limit
+
+    def train_step(self, batch: list[int]) -> tuple[float, int]:
+        source, target_in, target_out = (
+            t.to(self.device) for t in collate([self.train_pairs[i] for i in batch])
+        )
+        n_tokens = int((target_out != PAD_ID).sum())
+        with self.autocast:
+            logits, _ = self.forward(source, target_in)
+        loss = label_smoothed_loss(logits, target_out, self.config.label_smoothing) / n_tokens
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip)
+        self.optimizer.step()
+        self.scheduler.step()
+        return loss.item(), n_tokens
+
+    def run(self) -> Path | None:
+        config = self.config
+        self.log(f"data: {'; '.join(self.corpus.notes)}")
+        self.log(
+            f"{len(self.train_pairs)} training pairs, {len(self.corpus.valid)} validation pairs, "
+            f"vocabulary {len(self.tokenizer)}, {self.model.num_parameters():,} parameters, "
+            f"device {self.device}, {self.dist.world_size} process(es)"
+        )
+        progress = tqdm(
+            total=config.max_steps,
+            initial=self.step,
+            disable=not self.dist.main,
+            unit="step",
+            dynamic_ncols=True,
+        )
+        window_tokens, window_loss, window_steps, window_start = 0, 0.0, 0, time.perf_counter()
+        self.model.train()
+        while self.step < config.max_steps and not self.out_of_time():
+            batches = self.epoch_batches()
+            for batch in batches[self.batch_in_epoch :]:
+                started = time.perf_counter()
+                loss, n_tokens = self.train_step(batch)
+                self.train_seconds += time.perf_counter() - started
+                self.step += 1
+                self.batch_in_epoch += 1
+                window_tokens += n_tokens
+                window_loss += loss
+                window_steps += 1
+                progress.update()
+                if self.step % config.log_every == 0:
+                    elapsed = time.perf_counter() - window_start
+                    tokens_per_s = self.dist.world_size * window_tokens / elapsed
+                    lr = self.scheduler.get_last_lr()[0]
+                    progress.set_postfix(
+                        loss=f"{window_loss / window_steps:.3f}",
+                        tok_s=f"{tokens_per_s:,.0f}",
+                        lr=f"{lr:.2e}",
+                    )
+                    self.record(
+                        elapsed_s=round(self.train_seconds, 1),
+                        train_loss=round(window_loss / window_steps, 4),
+                        lr=lr,
+                        tokens_per_s=round(tokens_per_s),
+                    )
+                    window_tokens, window_loss, window_steps, window_start = (
+                        0,
+                        0.0,
+                        0,
+                        time.perf_counter(),
+                    )
+                if self.step % config.checkpoint_every == 0:
+                    self.save_checkpoint()
+                if self.step % config.eval_every == 0:
+                    self.validate(self.model)
+                    self.model.train()
+                if self.step >= config.max_steps or self.out_of_time():
+                    break
+            else:
+                self.epoch += 1
+                self.batch_in_epoch = 0
+        progress.close()
+        if (
+            not checkpoints(config.run_dir)
+            or checkpoints(config.run_dir)[-1].name != f"step_{self.step:07d}.pt"
+        ):
+            self.save_checkpoint()
+        self.dist.barrier()
+        final_dir = None
+        if self.dist.main:
+            final_dir = self.export()
+        self.dist.close()
+        return final_dir
+
+    # -- validation and the final model ---------------------------------------------------------
+
+    @torch.no_grad()
+    def validation_loss(self, model: Transformer, limit: int = 2000) -> float:
+        pairs = encode_examples(self.tokenizer, self.corpus.valid[:limit], self.config.max_len)
+        total, tokens = 0.0, 0
+        for batch in token_batches([(len(s), len(t)) for s, t in pairs], self.config.max_tokens, 0):
+            source, target_in, target_out = (
+                t.to(self.device) for t in collate([pairs[i] for i in batch])
+            )
+            with self.autocast:
+                logits, _ = model(source, target_in)
+            total += label_smoothed_loss(logits, target_out, 0.0).item()
+            tokens += int((target_out != PAD_ID).sum())
+        return total / max(tokens, 1)
+
+    def validation_sample(self, target: str) -> tuple[list[str], list[str]]:
+        """A fixed, spread-out sample of validation sentences for BLEU (every k-th example)."""
+        examples = [e for e in self.corpus.valid if e.target == target]
+        step = max(1, len(examples) // max(self.config.valid_sentences, 1))
+        chosen = examples[::step][: self.config.valid_sentences]
+        return [e.source_text for e in chosen], [e.target_text for e in chosen]
+
+    def validate(self, model: Transformer) -> dict:
+        """Validation loss, and sacreBLEU/chrF by beam search on a sample, with signatures."""
+        if not self.dist.main:
+            return {}
+        model.eval()
+        translator = Translator(model, self.tokenizer)
+        result = {"val_loss": round(self.validation_loss(model), 4)}
+        for target in sorted({e.target for e in self.corpus.valid}):
+            sources, references = self.validation_sample(target)
+            hypotheses = translator.translate_batch(
+                sources, target, beam_size=self.config.beam_size
+            )
+            scores = score_translations(hypotheses, references)
+            result[f"val_bleu_{target}"], result[f"val_chrf_{target}"] = (
+                scores["bleu"],
+                scores["chrf"],
+            )
+            self.log(
+                f"step {self.step} en-{target}: BLEU {scores['bleu']:.1f} "
+                f"chrF {scores['chrf']:.1f} "
+                f"on {len(sources)} validation sentences [{scores['signature']}]"
+            )
+        bleus = [v for k, v in result.items() if k.startswith("val_bleu_")]
+        chrfs = [v for k, v in result.items() if k.startswith("val_chrf_")]
+        result["val_bleu"] = round(sum(bleus) / len(bleus), 2) if bleus else None
+        result["val_chrf"] = round(sum(chrfs) / len(chrfs), 2) if chrfs else None
+        self.record(**result)
+        return result
+
+    def export(self) -> Path:
+        """Average the last checkpoints into the final model, validate it, write run/model/."""
+        paths = checkpoints(self.config.run_dir)[-self.config.average_last :]
+        model = Transformer(self.model_config)
+        model.load_state_dict(average_checkpoints(paths))
+        model.to(self.device)
+        self.log(
+            f"final model: average of {len(paths)} checkpoints "
+            f"({paths[0].name} .. {paths[-1].name})"
+        )
+        scores = self.validate(model)
+        training = {
+            "preset": self.config.preset,
+            "steps": self.step,
+            "seconds": round(self.train_seconds),
+            "hardware": describe_hardware(self.device, self.dist.world_size),
+            "averaged_checkpoints": [p.name for p in paths],
+            "validation": scores,
+            "train_config": dataclasses.asdict(self.config),
+        }
+        final = write_model_dir(
+            self.config.run_dir / "model",
+            model.cpu(),
+            self.tokenizer.model_file,
+            {"name": self.config.run_dir.name, "training": training},
+        )
+        shutil.copyfile(self.config.run_dir / "metrics.jsonl", final / "metrics.jsonl")
+        self.log(f"wrote {final}")
+        return final
+
+
+def describe_hardware(device: torch.device, world_size: int) -> str:
+    if device.type == "cuda":
+        return f"{world_size} x {torch.cuda.get_device_name(device)}"
+    return f"CPU, {torch.get_num_threads()} threads"
