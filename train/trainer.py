@@ -231,6 +231,12 @@ class Trainer:
         usable = len(batches) - len(batches) % self.dist.world_size
         return batches[self.dist.rank : usable : self.dist.world_size]
 
+    def time_left(self) -> dict:
+        """For the progress bar: a time-limited run ends before max_steps, so its ETA misleads."""
+        if not self.config.max_minutes:
+            return {}
+        return {"time_left": f"{self.config.max_minutes - self.train_seconds / 60:.0f}min"}
+
     def out_of_time(self) -> bool:
         limit = self.config.max_minutes * 60
         return bool(limit) and self.dist.mean(self.train_seconds) >= limit
@@ -287,6 +293,7 @@ class Trainer:
                         loss=f"{window_loss / window_steps:.3f}",
                         tok_s=f"{tokens_per_s:,.0f}",
                         lr=f"{lr:.2e}",
+                        **self.time_left(),
                     )
                     self.record(
                         elapsed_s=round(self.train_seconds, 1),
