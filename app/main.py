@@ -1,0 +1,28 @@
+"""Attention Lab's Streamlit app: ``streamlit run app/main.py``.
+
+The sidebar (sentence, target language, beam settings) is shared by seven pages; every setting
+lives in the URL. The model comes from $ATTENTION_LAB_MODEL, else from pretrained/en-de-fr.
+"""
+
+import streamlit as st
+
+from app import ui
+
+PAGES = [
+    st.Page("views/translate.py", title="Translate", icon=":material/translate:", default=True),
+    st.Page("views/tokenization.py", title="Tokenization", icon=":material/token:"),
+    st.Page(
+        "views/embeddings.py",
+        title="Embeddings & positional encoding",
+        icon=":material/waves:",
+    ),
+    st.Page("views/attention.py", title="Attention", icon=":material/grid_on:"),
+    st.Page("views/masking.py", title="Masking", icon=":material/visibility_off:"),
+    st.Page("views/beam_search.py", title="Beam search", icon=":material/account_tree:"),
+    st.Page("views/model.py", title="Model", icon=":material/info:"),
+]
+
+st.set_page_config(page_title="Attention Lab", page_icon=":material/hub:", layout="wide")
+page = st.navigation(PAGES)
+ui.sidebar()
+page.run()

@@ -1,0 +1,98 @@
+"""The app's state: the model, loaded once; one cached analysis per (sentence, target, beam size,
+length penalty); and the shared settings, whose widgets (see app/ui.py) live in the URL."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+import torch
+
+from app.analysis import Analysis, analyse
+from core import DEFAULT_MODEL, CheckpointError, Translator
+from core.translator import EncoderBatch
+
+MODEL_ENV = "ATTENTION_LAB_MODEL"
+
+EXAMPLES = [
+    "The animal didn't cross the street because it was too tired.",
+    "A man is riding a bicycle.",
+    "I am very hungry.",
+    "The agreement on the European Economic Area was signed in August 1992.",
+    "She reads the book that her friend gave her.",
+]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the sidebar holds; the field names are the URL's query parameters."""
+
+    text: str = EXAMPLES[0]
+    to: str = "de"
+    beam: int = 4
+    alpha: float = 0.6
+    present: bool = False
+    img: str = "png"
+
+
+DEFAULTS = Settings()
+
+
+def settings() -> Settings:
+    """The current settings, from the sidebar widgets (which app/main.py draws before each page)."""
+    return Settings(
+        **{name: st.session_state.get(name, value) for name, value in vars(DEFAULTS).items()}
+    )
+
+
+def model_dir() -> Path:
+    return Path(os.environ.get(MODEL_ENV) or DEFAULT_MODEL)
+
+
+@st.cache_resource(show_spinner="Loading the model…")
+def load_translator(path: str) -> Translator:
+    # One sentence at a time is too small to gain from more threads, and on a busy machine
+    # (2 cores) two threads waiting on each other made a translation 10-30x slower.
+    torch.set_num_threads(1)
+    return Translator.load(path)
+
+
+@st.cache_data(max_entries=64, show_spinner="Translating…")
+def cached_analysis(path: str, text: str, target: str, beam: int, alpha: float) -> Analysis:
+    return analyse(load_translator(path), text, target, beam, alpha)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def padded_batch(path: str, texts: tuple[str, ...], target: str) -> EncoderBatch:
+    return load_translator(path).encode_batch(list(texts), target)
+
+
+def translator() -> Translator:
+    """The model, or a message saying where it was looked for (and the page stops)."""
+    path = model_dir()
+    try:
+        return load_translator(str(path))
+    except CheckpointError as error:
+        st.error(
+            f"No usable model at `{path}`.\n\n{error}\n\n"
+            f"The shipped model lives in `pretrained/en-de-fr/`; to use another, set the "
+            f"environment variable `{MODEL_ENV}` to its directory (model.pt, spm.model, card.json) "
+            "and restart the app."
+        )
+        st.stop()
+
+
+def analysis() -> Analysis:
+    """The analysis of the current settings, or a message about the input (and the page stops)."""
+    translator()  # says so if there is no model
+    s = settings()
+    try:
+        result = cached_analysis(str(model_dir()), s.text, s.to, s.beam, s.alpha)
+    except ValueError as error:
+        st.info(str(error))
+        st.stop()
+    for note in result.notes:
+        st.warning(note)
+    return result

@@ -1,0 +1,131 @@
+"""Streamlit pieces every page uses: the shared sidebar, charts with PNG/SVG export, tables, and
+pickers whose values live in the URL (``bind="query-params"``: a copied link reproduces the view).
+
+User text is only ever shown through st.text, st.code, tables and plotly labels (escaped), never
+through markdown or HTML."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.analysis import MAX_CHARS
+from app.state import DEFAULTS, EXAMPLES, settings
+from core import LANGUAGES
+
+PRESENTATION_CSS = "<style>html { font-size: 22px; }</style>"
+
+
+def _use_example() -> None:
+    st.session_state.text = st.session_state.example
+    st.session_state.example = None
+
+
+def sidebar() -> None:
+    """The controls shared by every page."""
+    with st.sidebar:
+        if "text" not in st.session_state and "text" not in st.query_params:
+            st.session_state.text = DEFAULTS.text  # no value=: the examples set it
+        st.text_area(
+            "English sentence",
+            key="text",
+            bind="query-params",
+            max_chars=MAX_CHARS,
+            height=110,
+            help="Ctrl+Enter or click outside to translate.",
+        )
+        st.pills("Classic examples", EXAMPLES, key="example", on_change=_use_example)
+        st.segmented_control(
+            "Translate into",
+            list(LANGUAGES),
+            default=DEFAULTS.to,
+            format_func=LANGUAGES.get,
+            key="to",
+            bind="query-params",
+            required=True,
+        )
+        st.slider(
+            "Beam size",
+            1,
+            8,
+            value=DEFAULTS.beam,
+            key="beam",
+            bind="query-params",
+            help="1 is greedy search.",
+        )
+        st.slider(
+            "Length penalty α",
+            0.0,
+            2.0,
+            value=DEFAULTS.alpha,
+            step=0.1,
+            key="alpha",
+            bind="query-params",
+            help="Hypotheses are ranked by log P / ((5 + length) / 6)^α; 0 ranks by log P.",
+        )
+        st.divider()
+        st.toggle("Presentation mode", value=DEFAULTS.present, key="present", bind="query-params")
+        st.segmented_control(
+            "Save charts as",
+            ["png", "svg"],
+            default=DEFAULTS.img,
+            format_func=str.upper,
+            key="img",
+            bind="query-params",
+            required=True,
+            help="The camera icon above each chart downloads it in this format.",
+        )
+        st.caption("The address bar holds this view: copy it to share exactly what is on screen.")
+    if settings().present:
+        st.html(PRESENTATION_CSS)
+
+
+def chart(fig: go.Figure, name: str) -> None:
+    """A plotly chart whose camera button saves ``attention-lab-<name>`` as PNG or SVG."""
+    s = settings()
+    if s.present:
+        fig.update_layout(font={"size": 20}, height=int((fig.layout.height or 450) * 1.3))
+    st.plotly_chart(
+        fig,
+        key=f"chart-{name}",
+        config={
+            "displaylogo": False,
+            "toImageButtonOptions": {
+                "format": s.img,
+                "filename": f"attention-lab-{name}",
+                "scale": 2,
+            },
+        },
+    )
+
+
+def table(rows: Sequence[dict], formats: dict[str, str] | None = None, **kwargs: Any) -> None:
+    """Rows of dicts as a dataframe; ``formats`` maps a column to a printf format."""
+    config = {name: st.column_config.NumberColumn(format=f) for name, f in (formats or {}).items()}
+    st.dataframe(list(rows), hide_index=True, column_config=config, **kwargs)
+
+
+def pick(
+    label: str,
+    options: Sequence,
+    key: str,
+    default: Any = None,
+    format_func: Callable[[Any], str] = str,
+) -> Any:
+    """One of a few options as a segmented control, kept in the URL under ``key``. A value that is
+    no longer an option (another sentence, another model) falls back to the default."""
+    options = list(options)
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+    return st.segmented_control(
+        label,
+        options,
+        default=options[0] if default is None else default,
+        format_func=format_func,
+        key=key,
+        bind="query-params",
+        required=True,
+    )

@@ -1,0 +1,168 @@
+"""Masking: the padding and causal masks, and one head's scores on their way to weights."""
+
+import numpy as np
+import streamlit as st
+
+from app import figures, state, ui
+from app.analysis import MAX_CHARS
+from core.model import subsequent_mask
+from core.worked_example import W_KEY, W_QUERY, W_VALUE, walk_through
+
+KINDS = {
+    "decoder": "Decoder self-attention",
+    "encoder": "Encoder self-attention",
+    "cross": "Cross-attention",
+}
+OTHER = "A dog runs."
+
+st.title("Masking")
+a = state.analysis()
+r = a.result
+s = state.settings()
+translator = state.translator()
+
+st.header("Padding mask")
+st.markdown(
+    "Sentences in a batch are padded to one length with `<pad>`; the padding mask keeps every "
+    "query from attending to those positions. Your sentence is batched here with a second one."
+)
+other = st.text_input(
+    "Second sentence", value=OTHER, key="other", bind="query-params", max_chars=MAX_CHARS
+)
+if not other.strip():
+    other = OTHER
+batch = state.padded_batch(str(state.model_dir()), (s.text[:MAX_CHARS], other), s.to)
+ui.chart(
+    figures.heatmap(
+        batch.padding_mask.astype(float),
+        ["your sentence", "second sentence"],
+        None,
+        title="Padding mask: blue = a real token, grey = <pad>",
+        axis_names=("sentence", "position"),
+        value_name="piece",
+        colorscale=figures.MASK_SCALE,
+        value_text=np.array(batch.source_tokens),
+        show_text=True,
+    ),
+    "padding-mask",
+)
+padded_row = int(np.argmin(batch.padding_mask.sum(axis=1)))
+row_tokens = batch.source_tokens[padded_row]
+left, right = st.columns(2)
+with left:
+    layer = ui.pick("Encoder layer", range(1, len(batch.attention) + 1), "player")
+with right:
+    head = ui.pick("Head", range(1, batch.attention[0].weights.shape[1] + 1), "phead")
+ui.chart(
+    figures.heatmap(
+        batch.attention[layer - 1].weights[padded_row, head - 1],
+        row_tokens,
+        row_tokens,
+        title=f"Attention of the padded sentence, layer {layer}, head {head}: <pad> columns are 0",
+    ),
+    "padding-attention",
+)
+st.caption("The rows of <pad> queries are computed too, but nothing downstream uses them.")
+
+st.header("Causal mask")
+st.markdown(
+    "The decoder predicts each next piece from the ones before it, so position *i* may only "
+    "attend to positions *j* ≤ *i*: scores above the diagonal become −∞ before the softmax."
+)
+causal = subsequent_mask(len(r.target_tokens))[0, 0].numpy()
+ui.chart(
+    figures.heatmap(
+        causal.astype(float),
+        r.target_tokens,
+        r.target_tokens,
+        title="Causal mask: blue = may attend",
+        value_text=np.where(causal, "may attend", "masked"),
+        value_name="",
+        colorscale=figures.MASK_SCALE,
+    ),
+    "causal-mask",
+)
+
+st.header("From scores to weights, for one head")
+st.latex(
+    r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),\quad M_{ij} \in \{0, -\infty\}"
+)
+kind = ui.pick("Attention", list(KINDS), "mkind", format_func=KINDS.get)
+scores = getattr(r.scores, kind)
+left, right = st.columns(2)
+with left:
+    layer = ui.pick("Layer", range(1, scores.shape[0] + 1), "mlayer")
+with right:
+    head = ui.pick("Head", range(1, scores.shape[1] + 1), "mhead")
+if kind != "decoder":
+    st.caption("A single sentence has no padding, so here the mask lets everything through.")
+queries = r.source_tokens if kind == "encoder" else r.target_tokens
+keys = r.target_tokens if kind == "decoder" else r.source_tokens
+raw = scores[layer - 1, head - 1]
+masked = getattr(r.masked_scores, kind)[layer - 1, head - 1]
+limit = float(np.abs(raw).max()) or 1.0
+columns = st.columns(3)
+steps = [
+    ("1. scores QKᵀ/√d_k", raw, "score", figures.DIVERGING_SCALE, -limit, limit),
+    ("2. masked scores", masked, "score", figures.DIVERGING_SCALE, -limit, limit),
+    (
+        "3. softmax weights",
+        getattr(r.attention, kind)[layer - 1, head - 1],
+        "weight",
+        figures.ATTENTION_SCALE,
+        0.0,
+        1.0,
+    ),
+]
+for column, (title, z, name, scale, low, high) in zip(columns, steps):
+    with column:
+        ui.chart(
+            figures.heatmap(
+                z,
+                queries,
+                keys,
+                title=title,
+                value_name=name,
+                colorscale=scale,
+                zmin=low,
+                zmax=high,
+            ),
+            f"pipeline-{name}-{title[0]}",
+        )
+
+st.header("Worked example: 3 inputs of dimension 4")
+st.markdown(
+    "The lecture example of self-attention, small enough to check by hand, computed by the same "
+    "`attention()` function as the model."
+)
+scaled = st.toggle(
+    "Divide by √d_k (the paper); off: the slides' unscaled version",
+    key="scaled",
+    bind="query-params",
+)
+w = walk_through(scaled)
+
+
+def matrix(label: str, values, rows: str = "input") -> None:
+    st.markdown(f"**{label}**")
+    values = np.asarray(values, dtype=float)
+    ui.table(
+        [
+            {"": f"{rows} {i + 1}", **{f"{j + 1}": round(float(v), 4) for j, v in enumerate(line)}}
+            for i, line in enumerate(values)
+        ]
+    )
+
+
+matrix("X: three inputs", w.inputs)
+cols = st.columns(3)
+for column, (name, weight, result) in zip(
+    cols, [("Q", W_QUERY, w.queries), ("K", W_KEY, w.keys), ("V", W_VALUE, w.values)]
+):
+    with column:
+        matrix(f"W_{name}", weight, "row")
+        matrix(f"{name} = X W_{name}", result)
+divisor = f"√d_k = {w.scale:.3f}" if scaled else "1 (unscaled)"
+matrix(f"Scores Q Kᵀ / {divisor}: row i, column j is how much input i attends to input j", w.scores)
+matrix("Softmax over each row: the attention weights", w.weights)
+matrix("Output = weights V: each row a weighted mix of the values", w.outputs)

@@ -1,0 +1,81 @@
+"""Model: the architecture, the model card (data, scores) and the training curves."""
+
+import streamlit as st
+
+from app import figures, state, ui
+from app.analysis import read_metrics, series
+from core import LANGUAGES
+
+st.title("Model")
+translator = state.translator()
+config = translator.model.config
+card = translator.card
+path = state.model_dir()
+st.subheader(str(card.get("name") or path.name))
+if card.get("description"):
+    st.text(str(card["description"]))
+st.caption(f"Loaded from `{path}`")
+
+st.header("Architecture")
+st.markdown(
+    "An encoder-decoder Transformer as in the paper: "
+    + ("pre-LN" if config.norm_first else "post-LN (the paper's)")
+    + " residual blocks, sinusoidal positions, one embedding matrix shared by the encoder, the "
+    "decoder and the output projection."
+)
+facts = {
+    "parameters": f"{translator.model.num_parameters():,}",
+    "encoder layers": config.n_encoder_layers,
+    "decoder layers": config.n_decoder_layers,
+    "heads": config.n_heads,
+    "d_model": config.d_model,
+    "d_k = d_model / heads": config.d_k,
+    "d_ff": config.d_ff,
+    "vocabulary": f"{config.vocab_size:,}",
+    "max length": config.max_len,
+}
+columns = st.columns(5)
+for i, (name, value) in enumerate(facts.items()):
+    columns[i % 5].metric(name, value)
+
+st.header("Training data")
+data = card.get("data") or []
+if data:
+    ui.table(data)
+else:
+    st.info("The model card lists no training data.")
+training = card.get("training") or {}
+if training:
+    ui.table([{"": name, "value": str(value)} for name, value in training.items()])
+
+st.header("Scores")
+scores = card.get("scores") or []
+if scores:
+    ui.table(scores, {"bleu": "%.1f", "chrf": "%.1f"})
+else:
+    st.info("The model card reports no test scores.")
+
+st.header("Training curves")
+train, val = read_metrics(path / "metrics.jsonl")
+scores = {}  # the log may hold per-language scores (val_bleu_de...) beside the averages
+for metric in ("BLEU", "chrF"):
+    scores[metric] = series(val, f"val_{metric.lower()}")
+    for lang in LANGUAGES:
+        scores[f"{metric} en→{lang}"] = series(val, f"val_{metric.lower()}_{lang}")
+panels = {
+    "loss": {"train": series(train, "train_loss"), "validation": series(val, "val_loss")},
+    "validation BLEU / chrF": scores,
+    "learning rate": {"lr": series(train, "lr")},
+    "tokens / second": {"tokens/s": series(train, "tokens_per_s")},
+}
+panels = {title: {n: p for n, p in lines.items() if p[0]} for title, lines in panels.items()}
+panels = {title: lines for title, lines in panels.items() if lines}
+if panels:
+    ui.chart(figures.training_curves(panels), "training")
+else:
+    st.info("No training log (metrics.jsonl) next to this model.")
+
+card_md = path / "card.md"
+if card_md.is_file():
+    with st.expander("The full model card"):
+        st.markdown(card_md.read_text(errors="replace"))

@@ -1,0 +1,64 @@
+"""Tokenization: the SentencePiece pieces the model reads and writes, with their ids."""
+
+import streamlit as st
+
+from app import figures, state, ui
+from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+
+st.title("Tokenization")
+a = state.analysis()
+r = a.result
+tokenizer = state.translator().tokenizer
+st.markdown(
+    "One SentencePiece vocabulary of "
+    f"{len(tokenizer)} pieces serves English, German and French. `▁` marks a piece that starts "
+    "a word; a character the vocabulary lacks is spelled as its UTF-8 bytes (`<0xF0>`...), "
+    "so no input is lost to `<unk>`. The language tag in front tells the model which language "
+    "to write."
+)
+
+
+def show(title: str, text: str, pieces: list[str], ids: list[int], kinds: list[str], name: str):
+    st.subheader(title)
+    real = sum(kind != "special" for kind in kinds)
+    left, middle, right = st.columns(3)
+    left.metric("words", len(text.split()))
+    middle.metric("pieces", real, help="without special tokens")
+    right.metric("pieces per word", f"{real / max(len(text.split()), 1):.2f}")
+    ui.chart(figures.token_chips(pieces, ids, kinds), name)
+    with st.expander("As a table"):
+        ui.table(
+            [
+                {"position": i, "piece": p, "id": t, "kind": k}
+                for i, (p, t, k) in enumerate(zip(pieces, ids, kinds))
+            ]
+        )
+
+
+show(
+    "Source: the encoder input",
+    tokenizer.decode(r.source_ids),
+    r.source_tokens,
+    r.source_ids,
+    a.source_kinds,
+    "source-pieces",
+)
+show(
+    "Output: what the decoder wrote",
+    r.text,
+    r.output_tokens,
+    a.output_ids,
+    a.output_kinds,
+    "output-pieces",
+)
+st.caption("The decoder reads <s> followed by its own output so far, one position behind.")
+
+st.subheader("Special tokens")
+specials = [
+    (PAD_ID, "padding, never attended to"),
+    (UNK_ID, "unknown (unused: byte fallback)"),
+    (BOS_ID, "begin: the decoder's first input"),
+    (EOS_ID, "end of sentence"),
+]
+specials += [(tokenizer.sp.piece_to_id(f"<2{t}>"), f"translate into {t}") for t in ("de", "fr")]
+ui.table([{"id": i, "piece": tokenizer.sp.id_to_piece(i), "role": role} for i, role in specials])

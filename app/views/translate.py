@@ -1,0 +1,52 @@
+"""Translate: the sentence in, the translation out, optionally scored against a reference."""
+
+import sacrebleu
+import streamlit as st
+
+from app import figures, state, ui
+from app.analysis import MAX_CHARS, merge_words
+from core import LANGUAGES
+
+st.title("Translate")
+a = state.analysis()
+s = state.settings()
+r = a.result
+
+st.subheader(f"{LANGUAGES[s.to]}")
+st.code(r.text, language=None, wrap_lines=True)
+search = "greedy search" if s.beam == 1 else f"beam search, beam {s.beam}, α = {s.alpha:.1f}"
+st.caption(
+    f"{search} · log P = {r.score:.2f} · {len(r.source_tokens)} source pieces → "
+    f"{len(r.output_tokens)} output pieces · the model took {a.seconds * 1000:.0f} ms"
+)
+if r.truncated:
+    st.text("What the model read:")
+    st.code(state.translator().tokenizer.decode(r.source_ids), language=None, wrap_lines=True)
+
+reference = st.text_area(
+    "Reference translation (optional)",
+    key="ref",
+    bind="query-params",
+    max_chars=MAX_CHARS,
+    placeholder=f"A {LANGUAGES[s.to]} translation to score the output against",
+)
+if reference.strip():
+    bleu = sacrebleu.sentence_bleu(r.text, [reference])
+    chrf = sacrebleu.sentence_chrf(r.text, [reference])
+    left, right = st.columns(2)
+    left.metric("BLEU", f"{bleu.score:.1f}", help="sacreBLEU sentence BLEU (exp smoothing)")
+    right.metric("chrF", f"{chrf.score:.1f}", help="sacreBLEU sentence chrF")
+    st.caption("One sentence is a noisy sample: corpus scores are on the Model page.")
+
+st.subheader("Which source words each output word looked at")
+st.caption(
+    "Cross-attention of the last decoder layer, averaged over the heads, pieces merged into "
+    "words. The Attention page shows every layer and head."
+)
+weights, outputs, sources = merge_words(
+    r.attention.cross[-1].mean(axis=0), r.output_tokens, r.source_tokens
+)
+ui.chart(
+    figures.heatmap(weights, outputs, sources, axis_names=("output word", "source word")),
+    "alignment",
+)

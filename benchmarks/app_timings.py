@@ -1,0 +1,176 @@
+"""Time the app against its budgets (issue 4) and print the numbers.
+
+    python -m benchmarks.app_timings               # the shipped model, or $ATTENTION_LAB_MODEL
+    python -m benchmarks.app_timings --model DIR
+    python -m benchmarks.app_timings --random      # a random model shaped like the CPU preset
+    python -m benchmarks.app_timings --no-browser  # server side only
+
+Server side, through streamlit.testing (the real scripts, in this process): a new sentence with
+the full trace (the model alone, and the whole Translate page), switching layer, head and beam
+step (a rerun that hits the cache), and a cold start (a fresh Python process up to the first
+rendered Translate page). In the browser (Chromium): from `streamlit run` to the first chart, and
+from opening the page of a running server to the first chart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from core import DEFAULT_MODEL, ModelConfig, Tokenizer, Transformer, Translator
+from core.checkpoint import write_model_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+MAIN = str(ROOT / "app" / "main.py")
+SENTENCES = [
+    "The dog runs in the garden today.",
+    "A man is riding a bicycle.",
+    "The small cat sleeps in the house.",
+    "My friend reads a big red book.",
+    "The happy child eats quickly.",
+    "The woman is very hungry today.",
+]
+BUDGETS = {"new sentence": 0.300, "switch": 0.100, "cold start": 5.0}
+COLD_START = """
+import time, sys
+start = time.perf_counter()
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=600).run()
+assert not at.exception, at.exception
+assert at.get("plotly_chart")
+print(time.perf_counter() - start)
+"""
+
+
+def random_model(root: Path) -> Path:
+    """A random model with the widths of train's CPU preset (6+6 layers, 8 heads, d_model 128,
+    d_ff 512, pre-LN) on a small vocabulary. Untrained, it never says </s> early, so every
+    search runs to its length budget: a worst case for the time per sentence."""
+    from tests.conftest import tiny_corpus
+
+    tokenizer = Tokenizer.train(tiny_corpus(), root / "spm", vocab_size=400)
+    config = ModelConfig(
+        vocab_size=400, d_model=128, n_heads=8, d_ff=512, max_len=128, norm_first=True
+    )
+    torch.manual_seed(0)
+    return write_model_dir(root / "model", Transformer(config), tokenizer.model_file)
+
+
+def median_time(action: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def server_side(model: Path, repeat: int) -> dict[str, float]:
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["ATTENTION_LAB_MODEL"] = str(model)
+    results = {}
+    out = subprocess.run(
+        [sys.executable, "-c", COLD_START, MAIN], capture_output=True, text=True, check=True
+    )
+    results["cold start: fresh process to the rendered Translate page"] = float(
+        out.stdout.split()[-1]
+    )
+
+    translator = Translator.load(model)
+    torch.set_num_threads(1)  # as app/state.py does
+    from app.analysis import analyse
+
+    analyse(translator, SENTENCES[0], "de", 4, 0.6)  # warm up torch
+    sentences = iter(SENTENCES * repeat)
+    results["new sentence: the model, beam 4, full trace"] = median_time(
+        lambda: analyse(translator, next(sentences), "de", 4, 0.6), repeat
+    )
+
+    at = AppTest.from_file(MAIN, default_timeout=600).run()
+    sentences = iter(SENTENCES[::-1] * repeat)
+    results["new sentence: whole Translate page, beam 4"] = median_time(
+        lambda: at.text_area(key="text").set_value(next(sentences)).run(), repeat
+    )
+
+    at = AppTest.from_file(MAIN, default_timeout=600).switch_page("views/attention.py").run()
+    n_layers = len(at.button_group(key="layer").options)
+    layers = iter([str(1 + i % n_layers) for i in range(repeat)])
+    results["switch layer (Attention page)"] = median_time(
+        lambda: at.button_group(key="layer").set_value(next(layers)).run(), repeat
+    )
+    heads = iter(["1", "2", "avg", "3"] * repeat)
+    results["switch head (Attention page)"] = median_time(
+        lambda: at.button_group(key="head").set_value(next(heads)).run(), repeat
+    )
+    at.session_state["view"] = "All layers and heads"
+    at.run()
+    kinds = iter(["cross", "decoder"] * repeat)
+    results["switch attention kind, model view of all heads"] = median_time(
+        lambda: at.button_group(key="kind").set_value(next(kinds)).run(), repeat
+    )
+
+    at = AppTest.from_file(MAIN, default_timeout=600).switch_page("views/beam_search.py").run()
+    results["switch step (Beam search page)"] = median_time(
+        lambda: at.button(key="next").click().run(), repeat
+    )
+    assert not at.exception, at.exception
+    return results
+
+
+def browser(model: Path) -> dict[str, float]:
+    from tests.browser import CHART, app_server, chromium_page
+
+    results = {}
+    with chromium_page() as page:
+        start = time.perf_counter()
+        with app_server(model) as url:
+            page.goto(url)
+            page.wait_for_selector(CHART)
+            results["browser: `streamlit run` to the first chart (cold)"] = (
+                time.perf_counter() - start
+            )
+            page.goto("about:blank")
+            start = time.perf_counter()
+            page.goto(url)
+            page.wait_for_selector(CHART)
+            results["browser: open the page to the first chart (warm server)"] = (
+                time.perf_counter() - start
+            )
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=os.environ.get("ATTENTION_LAB_MODEL", DEFAULT_MODEL))
+    parser.add_argument("--random", action="store_true", help="time a random CPU-preset model")
+    parser.add_argument("--no-browser", action="store_true", help="server side only")
+    parser.add_argument("--repeat", type=int, default=7, help="runs per median")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        model = random_model(Path(tmp)) if args.random else Path(args.model)
+        loaded = Translator.load(model)
+        print(
+            f"model: {model} ({loaded.model.num_parameters():,} parameters), "
+            f"torch threads: {torch.get_num_threads()}, cores: {os.cpu_count()}"
+        )
+        results = server_side(model, args.repeat)
+        if not args.no_browser:
+            results |= browser(model)
+    for name, seconds in results.items():
+        budget = next((b for key, b in BUDGETS.items() if name.startswith(key)), None)
+        verdict = "" if budget is None else f"  (budget {budget * 1000:.0f} ms)"
+        print(f"{seconds * 1000:8.0f} ms  {name}{verdict}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,270 @@
+"""The Streamlit app through streamlit.testing: every page opens, follows the sidebar and its own
+controls, keeps its state in the URL, and answers bad input with a message, never a traceback."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import state
+from app.analysis import MAX_CHARS
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+PAGES = [
+    "translate",
+    "tokenization",
+    "embeddings",
+    "attention",
+    "masking",
+    "beam_search",
+    "model",
+]
+
+
+@pytest.fixture
+def app(tiny_model_dir, monkeypatch):
+    """Open a page of the app on the tiny model: app("attention", layer="1") runs it once."""
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
+
+    def open_page(page: str = "translate", **query: str) -> AppTest:
+        at = AppTest.from_file(MAIN, default_timeout=120)
+        at.query_params.update(query)
+        if page != "translate":
+            at.switch_page(f"views/{page}.py")
+        return at.run()
+
+    return open_page
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    return [(c["layout"].get("title") or {}).get("text", "") for c in charts(at)]
+
+
+def texts(at: AppTest) -> str:
+    """Everything the page says in messages, markdown, captions, code and text."""
+    kinds = ("markdown", "caption", "code", "text", "info", "warning", "error", "title")
+    return "\n".join(str(e.value) for kind in kinds for e in at.get(kind))
+
+
+def assert_fine(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_opens_with_charts(app, page):
+    at = app(page)
+    assert_fine(at)
+    assert at.title[0].value
+    assert charts(at) or page == "model"  # the tiny model has no training log
+
+
+def test_typing_a_sentence_translates_it(app, translator):
+    text = "The happy child reads a book."
+    at = app()
+    at.text_area(key="text").set_value(text).run()
+    assert_fine(at)
+    assert at.code[0].value == translator.translate(text, "de", 4, 0.6).text
+    assert (
+        f"{len(translator.tokenizer.encode_source(text, 'de'))} source pieces"
+        in at.caption[0].value
+    )
+
+
+def test_examples_are_one_click_away(app):
+    at = app()
+    at.button_group(key="example").set_value("I am very hungry.").run()
+    assert_fine(at)
+    assert at.text_area(key="text").value == "I am very hungry."
+
+
+def test_target_language_reaches_the_model(app):
+    at = app("tokenization")
+    assert at.dataframe[0].value["piece"][0] == "<2de>"
+    at.button_group(key="to").set_value("fr").run()
+    assert_fine(at)
+    assert at.dataframe[0].value["piece"][0] == "<2fr>"
+
+
+def test_reference_translation_is_scored(app):
+    at = app()
+    at.text_area(key="ref").set_value("Der Hund läuft weg.").run()
+    assert_fine(at)
+    assert [m.label for m in at.metric] == ["BLEU", "chrF"]
+
+
+def test_attention_layer_head_and_kind(app):
+    at = app("attention")
+    assert "Encoder self-attention, layer 2, head 1" in titles(at)
+    at.button_group(key="layer").set_value("1").run()
+    at.button_group(key="head").set_value("3").run()
+    assert "Encoder self-attention, layer 1, head 3" in titles(at)
+    at.button_group(key="kind").set_value("cross").run()
+    at.button_group(key="head").set_value("avg").run()
+    assert_fine(at)
+    assert "Cross-attention, layer 1, average of the heads" in titles(at)
+    at.toggle(key="words").set_value(True).run()
+    assert_fine(at)
+
+
+def test_attention_view_comes_from_the_url(app):
+    # option widgets keep their shown label in the URL: ?kind=Decoder+masked+self-attention
+    at = app("attention", kind="Decoder masked self-attention", layer="1", head="4", to="French")
+    assert_fine(at)
+    assert "Decoder masked self-attention, layer 1, head 4" in titles(at)
+    assert at.button_group(key="to").value == "fr"
+
+
+def test_model_view_draws_every_head_in_one_chart(app):
+    at = app("attention", view="All layers and heads")
+    assert_fine(at)
+    assert len(charts(at)) == 1 and charts(at)[0]["data"][0]["type"] == "heatmap"
+
+
+def test_beam_search_steps(app):
+    at = app("beam_search", beam="3")
+    assert at.slider(key="step").value == 0
+    at.button(key="next").click().run()
+    at.button(key="next").click().run()
+    assert at.slider(key="step").value == 2
+    at.button(key="previous").click().run()
+    assert at.slider(key="step").value == 1
+    at.slider(key="step").set_value(4).run()
+    assert_fine(at)
+    assert "Step 4: the candidates" in [s.value for s in at.subheader]
+    at.button_group(key="xhead").set_value("2").run()
+    at.button_group(key="xlayer").set_value("1").run()
+    assert_fine(at)
+
+
+def test_switching_layer_head_step_and_page_never_reruns_the_model(app, monkeypatch):
+    calls = []
+    analyse = state.analyse
+    monkeypatch.setattr(state, "analyse", lambda *args: calls.append(args) or analyse(*args))
+    at = app("attention", text="A sentence of its own, for counting.")
+    at.button_group(key="layer").set_value("1").run()
+    at.button_group(key="head").set_value("avg").run()
+    at.button_group(key="kind").set_value("decoder").run()
+    at.switch_page("views/beam_search.py").run()
+    at.button(key="next").click().run()
+    at.switch_page("views/masking.py").run()
+    assert_fine(at)
+    assert len(calls) == 1
+    at.slider(key="beam").set_value(2).run()  # new beam settings: a new analysis
+    assert len(calls) == 2
+
+
+def test_beam_size_one_is_greedy_and_length_penalty_reranks(app):
+    at = app("beam_search", beam="1")
+    assert "greedy" in at.info[0].value
+    at.slider(key="alpha").set_value(1.5).run()
+    assert_fine(at)
+    ranking = at.dataframe[-1].value
+    assert ranking["chosen"][0] and ranking["rank"][0] == 1
+
+
+def test_step_beyond_a_shorter_search_is_clamped(app):
+    at = app("beam_search", beam="2")
+    last = at.slider(key="step").max
+    at.slider(key="step").set_value(last).run()
+    at.button_group(key="example").set_value("I am very hungry.").run()
+    assert_fine(at)
+    assert at.slider(key="step").value <= at.slider(key="step").max
+
+
+def test_masking_page_controls(app):
+    at = app("masking")
+    assert "Padding mask: blue = a real token, grey = &lt;pad&gt;" in titles(at)
+    at.button_group(key="mkind").set_value("encoder").run()
+    at.button_group(key="mlayer").set_value("2").run()
+    at.text_input(key="other").set_value("The happy child reads a big red book today.").run()
+    at.toggle(key="scaled").set_value(True).run()
+    assert_fine(at)
+    assert "√d_k = 1.732" in texts(at)
+
+
+def test_presentation_mode_and_svg_export(app):
+    at = app("attention", present="true", img="SVG")
+    assert_fine(at)
+    chart = at.get("plotly_chart")[0].proto
+    assert json.loads(chart.config)["toImageButtonOptions"]["format"] == "svg"
+    assert charts(at)[0]["layout"]["font"]["size"] == 20
+
+
+BAD_INPUT = {
+    "empty": ("", "nothing to translate"),
+    "whitespace": (" \n\t  ", "nothing to translate"),
+    "over-long": ("the dog runs " * 100, "the rest is ignored"),
+    "beyond the text box": ("a" * (MAX_CHARS + 10), None),
+    "emoji": ("I love 🐶 and 🍕!", "byte fallback"),
+    "unknown script": ("Привет мир, 你好世界", "byte fallback"),
+    "control characters": ("The dog\x07 runs\u200b away\x1b[31m.", "control or zero-width"),
+    "html": ("<script>alert(1)</script><b>bold</b> <img src=x onerror=alert(2)>", None),
+    "markdown": ("# Title **bold** [link](http://x) :red[red] $x^2$", None),
+}
+
+
+@pytest.mark.parametrize("name", BAD_INPUT)
+@pytest.mark.parametrize("page", PAGES)
+def test_bad_input_gets_a_message_never_a_traceback(app, page, name):
+    text, message = BAD_INPUT[name]
+    at = app(page)
+    at.text_area(key="text").set_value(text).run()
+    assert_fine(at)
+    if message and page != "model":
+        assert message in texts(at)
+
+
+@pytest.mark.parametrize("name", ["html", "markdown"])
+def test_user_text_is_never_rendered_as_markup(app, name):
+    text = BAD_INPUT[name][0]
+    at = app("translate")
+    at.text_area(key="text").set_value(text).run()
+    assert_fine(at)
+    for element in (*at.markdown, *at.caption, *at.info, *at.warning):
+        assert "<script" not in element.value and "**bold**" not in element.value
+    assert not at.get("html") or all("<script" not in str(h.proto) for h in at.get("html"))
+
+
+def test_missing_model_is_a_clear_message(app, monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tmp_path / "nowhere"))
+    for page in ("translate", "model"):
+        at = AppTest.from_file(MAIN, default_timeout=60)
+        if page != "translate":
+            at.switch_page(f"views/{page}.py")
+        at.run()
+        assert_fine(at)
+        assert "No usable model" in at.error[0].value and "ATTENTION_LAB_MODEL" in at.error[0].value
+
+
+def test_model_page_shows_the_card_and_training_curves(app, tiny_model_dir, tmp_path, monkeypatch):
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model)
+    card = {
+        "name": "tiny-with-card",
+        "description": "A test card.",
+        "config": {},
+        "parameters": 1,
+        "languages": {"source": "en", "targets": ["de", "fr"]},
+        "data": [{"name": "toy", "pairs": 600, "license": "CC0", "attribution": "us"}],
+        "training": {"preset": "tiny", "steps": 3, "seconds": 1.5, "hardware": "2 CPU cores"},
+        "scores": [{"set": "toy", "pair": "en-de", "bleu": 1.0, "chrf": 10.0, "beam_size": 4}],
+    }
+    (model / "card.json").write_text(json.dumps(card))
+    (model / "card.md").write_text("# Tiny\n\nA card for people.")
+    (model / "metrics.jsonl").write_text(
+        '{"step": 1, "elapsed_s": 1, "train_loss": 6.0, "lr": 0.001, "tokens_per_s": 900}\n'
+        '{"step": 2, "val_loss": 5.0, "val_bleu": 1.0, "val_chrf": 10.0}\n'
+    )
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(model))
+    at = AppTest.from_file(MAIN, default_timeout=60).switch_page("views/model.py").run()
+    assert_fine(at)
+    assert at.subheader[0].value == "tiny-with-card"
+    assert {"parameters", "encoder layers", "heads", "d_model"} <= {m.label for m in at.metric}
+    assert len(at.dataframe) == 3  # data, training, scores
+    assert len(charts(at)[0]["data"]) == 6  # losses, BLEU, chrF, lr, tokens/s

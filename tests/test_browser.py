@@ -1,0 +1,139 @@
+"""The app in a real browser: `streamlit run` on 127.0.0.1 and Debian's Chromium via Playwright.
+
+Run only these: python -m pytest -m browser. Without Chromium they are skipped, except in CI
+(CI=true), where a missing browser is a failure.
+"""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.browser import (
+    CHART,
+    CHROMIUM,
+    app_server,
+    chromium_page,
+    open_view,
+    set_sentence,
+    wait_for_app,
+)
+from tests.screenshots import VIEWS, take_screenshots
+
+pytestmark = pytest.mark.browser
+
+TITLES = [
+    "Tokenization",
+    "Embeddings & positional encoding",
+    "Attention",
+    "Masking",
+    "Beam search",
+    "Model",
+    "Translate",
+]
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model_dir, tmp_path_factory):
+    problem = None
+    if not Path(CHROMIUM).is_file():
+        problem = f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
+    elif not _has_playwright():
+        problem = "playwright is not installed (pip install -r requirements-dev.txt)"
+    if problem:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(problem)
+        pytest.skip(problem)
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    with app_server(tiny_model_dir, log) as url:
+        yield url
+
+
+def _has_playwright() -> bool:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def step(page) -> int:
+    """The beam search page's step, as its slider shows it."""
+    slider = page.locator("[data-testid='stSlider']", has_text="Step")
+    return int(slider.locator("[data-testid='stSliderThumbValue']").inner_text())
+
+
+@pytest.fixture
+def page():
+    with chromium_page() as page:
+        yield page
+
+
+def test_translate_click_through_every_page_and_step(server, page, translator, tmp_path):
+    page.goto(server)
+    page.wait_for_selector(CHART)
+    sentence = "The happy child reads a book."
+    set_sentence(page, sentence)
+    assert "text=The+happy+child" in page.url  # the view lives in the URL
+    expected = translator.translate(sentence, "de", 4, 0.6).text
+    assert page.locator("[data-testid='stCode'] code").first.inner_text() == expected
+    page.screenshot(path=tmp_path / "translate.png")
+
+    for title in TITLES:
+        open_view(page, title)
+        if title != "Model":
+            page.wait_for_selector(CHART)
+        assert not page.locator("[data-testid='stException']").count()
+        page.screenshot(path=tmp_path / f"{title.split()[0].lower()}.png")
+    assert "text=The+happy+child" in page.url  # the sentence survives page changes
+
+    open_view(page, "Beam search")
+    next_button = page.get_by_role("button", name="Next ▶")
+    for _ in range(3):
+        next_button.click()
+        wait_for_app(page)
+    assert step(page) == 3 and re.search(r"[?&]step=3\b", page.url)
+    page.get_by_role("button", name="◀ Previous").click()
+    wait_for_app(page)
+    assert step(page) == 2
+
+    page.get_by_text("Play the search").click()  # the steps advance by themselves
+    for _ in range(100):
+        page.wait_for_timeout(200)
+        if step(page) > 4:
+            break
+    assert step(page) > 4
+    page.get_by_text("Play the search").click()
+    wait_for_app(page)
+
+    shared = page.url
+    page.goto(shared)  # a shared link opens the same view
+    wait_for_app(page)
+    assert step(page) == int(re.search(r"step=(\d+)", shared).group(1))
+    assert page.get_by_text(f"Step {step(page)}: the candidates").count() == 1
+
+
+def test_user_text_is_shown_as_text(server, page):
+    page.goto(server)
+    wait_for_app(page)
+    text = "<b>bold</b> **strong** <img src=x onerror=alert(1)>"
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    set_sentence(page, text)
+    page.wait_for_selector(CHART)
+    main = page.locator("[data-testid='stMain']")
+    assert main.locator("b", has_text="bold").count() == 0
+    assert main.locator("strong", has_text="strong").count() == 0
+    assert main.locator("img[src='x']").count() == 0
+    assert not dialogs
+    ticks = page.locator(".js-plotly-plot .xtick text")
+    labels = ticks.evaluate_all("els => els.map(e => e.textContent)")
+    assert any("<b>" in label for label in labels), labels  # plotly shows it literally
+    assert ticks.locator("tspan[style*='bold']").count() == 0
+
+
+def test_screenshots_of_the_main_views(server, page, tmp_path):
+    files = take_screenshots(page, server, tmp_path)
+    assert [f.stem for f in files] == [name for name, _, _ in VIEWS]
+    assert all(f.stat().st_size > 20_000 for f in files)
