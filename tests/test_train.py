@@ -114,71 +114,26 @@ def test_killed_run_resumes_from_its_checkpoint_and_ends_where_an_unbroken_run_e
     assert steps == sorted(steps)  # lines written after the last checkpoint were not kept twice
 
 
+def run_evaluate(model_dir, *flags):
+    command = [sys.executable, "-m", "train.evaluate", "--model", str(model_dir), *flags]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
 def test_evaluate_prints_one_json_object(data_dir, tmp_path, tiny_model_dir):
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("The dog runs.\tDer Hund läuft.\nA cat sleeps.\tEine Katze schläft.\n")
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "train.evaluate",
-            "--model",
-            str(tiny_model_dir),
-            "--target",
-            "de",
-            "--tsv",
-            str(pairs),
-            "--beam-size",
-            "2",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    run = run_evaluate(tiny_model_dir, "--target", "de", "--tsv", str(pairs), "--beam-size", "2")
     result = json.loads(run.stdout)
     assert result["sentences"] == 2 and 0 <= result["bleu"] <= 100 and 0 <= result["chrf"] <= 100
     assert result["signature"].startswith("nrefs:1") and result["seconds"] >= 0
-    files = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "train.evaluate",
-            "--model",
-            str(tiny_model_dir),
-            "--target",
-            "fr",
-            "--src",
-            str(data_dir / "multi30k/test_2016_flickr.en.gz"),
-            "--ref",
-            str(data_dir / "multi30k/test_2016_flickr.fr.gz"),
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
+    test_set = data_dir / "multi30k" / "test_2016_flickr"
+    files = run_evaluate(
+        tiny_model_dir, "--target", "fr", "--src", f"{test_set}.en.gz", "--ref", f"{test_set}.fr.gz"
     )
     assert json.loads(files.stdout)["sentences"] == 20
     bad = tmp_path / "bad.tsv"
     bad.write_text("no tab here\n")
-    error = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "train.evaluate",
-            "--model",
-            str(tiny_model_dir),
-            "--target",
-            "de",
-            "--tsv",
-            str(bad),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    error = run_evaluate(tiny_model_dir, "--target", "de", "--tsv", str(bad))
     assert error.returncode == 2 and "line 1 has no TAB" in error.stderr
 
 
