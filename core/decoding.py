@@ -133,19 +133,18 @@ def beam_search(
         raise ValueError("beam_search decodes one sentence at a time: source must be (1, S)")
     max_length = max_length or max_output_length(source.size(1), model.config.max_len)
     top_k = top_k or 2 * beam_size
-    memory, memory_mask = model.encode(source)
+    memory, memory_mask = model.encode(source)  # (1, S, D), shared by every hypothesis
     cache = model.new_cache()
     live = [Hypothesis([], 0.0)]
     finished: list[Hypothesis] = []
     steps: list[BeamStep] = []
     for step in range(max_length):
-        n = len(live)
         last = [h.tokens[-1] if h.tokens else BOS_ID for h in live]
         step_trace = Intermediates() if trace else None
         logits = model.decode(
             torch.tensor(last, device=source.device)[:, None],
-            memory.expand(n, -1, -1),
-            memory_mask.expand(n, -1, -1, -1),
+            memory,
+            memory_mask,
             cache,
             trace=step_trace,
         )[:, -1]  # (n, V)
@@ -189,9 +188,11 @@ def beam_search(
             )
         if len(finished) >= beam_size or not kept:
             break
+        if parents != list(range(len(live))):  # each survivor in its parent's row needs no move
+            index = torch.tensor(parents, device=source.device)
+            for layer_cache in cache:
+                layer_cache.reorder(index)
         live = kept
-        for layer_cache in cache:
-            layer_cache.reorder(torch.tensor(parents, device=source.device))
 
     best = best_hypothesis(finished, alpha)
     return BeamResult(best.tokens, best.score, finished, steps)
@@ -211,11 +212,13 @@ def _candidates(
     below the 2 x beam_size best overall.
     """
     candidates = []
-    top_log_probs, top_tokens = log_probs.topk(min(top_k, log_probs.size(1)), dim=-1)
+    top_log_probs, top_tokens = log_probs.topk(min(top_k, log_probs.size(1)), dim=-1)  # (n, k)
+    top_scores = scores.gather(1, top_tokens)  # (n, k)
     for parent, hypothesis in enumerate(live):
         length = len(hypothesis.tokens) + 1
-        for log_prob, token in zip(top_log_probs[parent].tolist(), top_tokens[parent].tolist()):
-            score = scores[parent, token].item()
+        for log_prob, token, score in zip(
+            top_log_probs[parent].tolist(), top_tokens[parent].tolist(), top_scores[parent].tolist()
+        ):
             status, reason = decided.get((parent, token), ("pruned", "below the best overall"))
             candidates.append(
                 Candidate(

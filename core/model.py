@@ -85,6 +85,47 @@ def subsequent_mask(length: int, device: torch.device | None = None) -> Tensor:
 
 
 # --------------------------------------------------------------------------------------------------
+# Weights laid out for decoding
+# --------------------------------------------------------------------------------------------------
+
+
+class TransposedWeight:
+    """A contiguous copy of a weight's transpose, W^T, for multiplying without autograd.
+
+    Decoding multiplies a few rows (one per hypothesis) by every weight matrix at every step. For
+    such rows the CPU's matrix multiply reads W^T laid out (in, out) faster than the transposed
+    view of the (out, in) parameter: 10-20% of a beam search's time (benchmarks/latency.py).
+    The parameter itself, and so the state_dict, stays as it is. The copy is remade whenever the
+    weight moves or its version counter does, as with every in-place update (optimizer step,
+    load_state_dict, nn.init), though not with one made through ``weight.data``.
+    """
+
+    def __init__(self) -> None:
+        self.cached: tuple[tuple[int, int], Tensor] | None = None  # ((address, version), W^T)
+
+    def of(self, weight: Tensor) -> Tensor:
+        """weight (out, in) -> W^T (in, out), contiguous."""
+        key = (weight.data_ptr(), weight._version)
+        if self.cached is None or self.cached[0] != key:
+            self.cached = (key, weight.detach().T.contiguous())
+        return self.cached[1]
+
+
+class Linear(nn.Linear):
+    """y = x W^T + b: nn.Linear, with its parameters and state_dict keys, that without autograd
+    multiplies by a :class:`TransposedWeight`."""
+
+    def __init__(self, in_features: int, out_features: int) -> None:
+        super().__init__(in_features, out_features)
+        self.transposed = TransposedWeight()
+
+    def forward(self, x: Tensor) -> Tensor:
+        if torch.is_grad_enabled():
+            return super().forward(x)
+        return F.linear(x, self.transposed.of(self.weight).T, self.bias)  # x (W^T) + b
+
+
+# --------------------------------------------------------------------------------------------------
 # Attention
 # --------------------------------------------------------------------------------------------------
 
@@ -116,6 +157,15 @@ def attention(
     return weights @ value, AttentionMaps(scores, masked_scores, weights)
 
 
+def broadcast_batch(x: Tensor, batch: int) -> Tensor:
+    """(1, ...) -> (batch, ...) as a view, without copying; (batch, ...) is returned as it is.
+
+    Beam search keeps the cross-attention keys and values of its one sentence once, shared by
+    every hypothesis.
+    """
+    return x if x.size(0) == batch else x.expand(batch, *x.shape[1:])
+
+
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O (section 3.2.2),
     head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
@@ -128,10 +178,10 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.n_heads, self.d_k = config.n_heads, config.d_k
-        self.w_q = nn.Linear(config.d_model, config.d_model)
-        self.w_k = nn.Linear(config.d_model, config.d_model)
-        self.w_v = nn.Linear(config.d_model, config.d_model)
-        self.w_o = nn.Linear(config.d_model, config.d_model)
+        self.w_q = Linear(config.d_model, config.d_model)
+        self.w_k = Linear(config.d_model, config.d_model)
+        self.w_v = Linear(config.d_model, config.d_model)
+        self.w_o = Linear(config.d_model, config.d_model)
         self.dropout = config.dropout
 
     def split_heads(self, x: Tensor) -> Tensor:
@@ -152,6 +202,7 @@ class MultiHeadAttention(nn.Module):
         also returns its maps. Both compute the same output.
         """
         query = self.split_heads(self.w_q(x))  # (B, H, T_q, d_k)
+        key, value = broadcast_batch(key, query.size(0)), broadcast_batch(value, query.size(0))
         dropout_p = self.dropout if self.training else 0.0
         if inspect:
             heads, maps = attention(query, key, value, mask)
@@ -172,8 +223,8 @@ class FeedForward(nn.Module):
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.w_1 = nn.Linear(config.d_model, config.d_ff)
-        self.w_2 = nn.Linear(config.d_ff, config.d_model)
+        self.w_1 = Linear(config.d_model, config.d_ff)
+        self.w_2 = Linear(config.d_ff, config.d_model)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -230,7 +281,12 @@ class EncoderLayer(nn.Module):
 
 @dataclass
 class LayerCache:
-    """One decoder layer's keys and values kept between decoding steps, each (B, H, T_k, d_k)."""
+    """One decoder layer's keys and values kept between decoding steps, each (B, H, T_k, d_k).
+
+    The cross-attention keys and values depend on the source alone: decoding one sentence with
+    several hypotheses (beam search), they are held once, with batch 1, and broadcast to every
+    hypothesis.
+    """
 
     self_key: Tensor | None = None
     self_value: Tensor | None = None
@@ -238,11 +294,15 @@ class LayerCache:
     cross_value: Tensor | None = None
 
     def reorder(self, index: Tensor) -> None:
-        """Keep the rows in ``index`` (beam search: follow each surviving hypothesis's parent)."""
-        for name in ("self_key", "self_value", "cross_key", "cross_value"):
-            tensor = getattr(self, name)
-            if tensor is not None:
-                setattr(self, name, tensor.index_select(0, index))
+        """Keep the rows in ``index`` (beam search: follow each surviving hypothesis's parent).
+
+        Cross-attention keys and values of batch 1 serve every row alike and stay shared.
+        """
+        self.self_key = self.self_key.index_select(0, index)
+        self.self_value = self.self_value.index_select(0, index)
+        if self.cross_key.size(0) > 1:
+            self.cross_key = self.cross_key.index_select(0, index)
+            self.cross_value = self.cross_value.index_select(0, index)
 
 
 class DecoderLayer(nn.Module):
@@ -266,7 +326,8 @@ class DecoderLayer(nn.Module):
         cache: LayerCache | None = None,
         inspect: bool = False,
     ) -> tuple[Tensor, AttentionMaps | None, AttentionMaps | None]:
-        """x (B, T, D) the new target positions; memory (B, S, D) the encoder output.
+        """x (B, T, D) the new target positions; memory (B, S, D) the encoder output, or (1, S, D)
+        shared by all B rows when they decode the same sentence.
 
         With a cache, x holds only the positions not seen before (one per step when decoding) and
         self_mask covers (T_new, T_cached + T_new).
@@ -335,6 +396,7 @@ class Transformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
         self.decoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
         self.reset_parameters()
+        self.unembedding = TransposedWeight()  # E^T, see unembed()
 
     def reset_parameters(self) -> None:
         """Xavier-uniform projections; embeddings N(0, D^-1/2), so that after the sqrt(D) scale the
@@ -389,7 +451,8 @@ class Transformer(nn.Module):
 
         target (B, T) is the whole decoder input, or with a cache only the positions after those
         already cached (offset = cached length). Padded target positions only matter as keys, which
-        the causal mask already hides from every real query that precedes them.
+        the causal mask already hides from every real query that precedes them. memory (B, S, D),
+        or (1, S, D) for B hypotheses of one sentence, with its mask from :meth:`encode`.
         """
         offset = 0
         if cache is not None and cache[0].self_key is not None:
@@ -408,7 +471,14 @@ class Transformer(nn.Module):
             if trace is not None:
                 trace.decoder_self.append(self_maps)
                 trace.cross.append(cross_maps)
-        return self.decoder_norm(x) @ self.embedding.weight.T  # tied output projection
+        return self.unembed(self.decoder_norm(x))
+
+    def unembed(self, x: Tensor) -> Tensor:
+        """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T,
+        (..., D) -> (..., V). Without autograd it multiplies by a :class:`TransposedWeight`."""
+        if torch.is_grad_enabled():
+            return x @ self.embedding.weight.T
+        return x @ self.unembedding.of(self.embedding.weight)  # (D, V)
 
     def forward(
         self, source: Tensor, target: Tensor, inspect: bool = False

@@ -142,17 +142,19 @@ class Translator:
         beam_size: int = 4,
         length_penalty: float = 0.6,
         trace: bool = False,
+        max_length: int | None = None,
     ) -> Translation:
         """Translate one sentence by beam search (beam_size=1 is greedy search).
 
         trace=True also returns every beam step and the attention, scores and embeddings of the
         model run on the chosen output (cached decoding and this full pass agree; the tests say so).
+        max_length caps the output in tokens, eos included (default: 1.5 x the source + 10).
         """
         if beam_size < 1:
             raise ValueError(f"beam_size must be at least 1, got {beam_size}")
         ids, truncated = self.source_ids(text, target)
         source = torch.tensor([ids], device=self.device)
-        beam = beam_search(self.model, source, beam_size, length_penalty, trace=trace)
+        beam = beam_search(self.model, source, beam_size, length_penalty, max_length, trace)
         output = beam.tokens  # ends with eos unless the length budget ran out
         decoder_input = [BOS_ID, *output[:-1]]
         pieces = self.tokenizer.pieces

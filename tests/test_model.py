@@ -14,6 +14,7 @@ from core.model import (
     positional_encoding,
     subsequent_mask,
 )
+from core.tokenizer import BOS_ID
 from tests.conftest import TINY
 
 
@@ -122,3 +123,57 @@ def test_multi_head_attention_heads_see_their_own_slice():
 def test_config_rejects_heads_that_do_not_divide_d_model():
     with pytest.raises(ValueError, match="divisible"):
         ModelConfig(d_model=30, n_heads=4)
+
+
+def test_beams_sharing_one_cross_attention_cache_decode_as_if_each_had_its_own(model):
+    """Hypotheses of one sentence share its cross-attention keys and values (batch 1); reordering
+    the beams follows their parents in the self-attention cache and leaves the shared part alone.
+    Every step equals a cache with a copy per beam and a full recomputation of each prefix."""
+    torch.manual_seed(4)
+    source = torch.randint(5, TINY.vocab_size, (1, 9))
+    memory, memory_mask = model.encode(source)  # (1, S, D)
+    shared, per_beam = model.new_cache(), model.new_cache()
+    prefixes = torch.tensor([[BOS_ID], [BOS_ID]])  # (n, t)
+    # two hypotheses become three, they swap places and die out, then the beam narrows to two
+    for parents in ([0, 0, 1], [2, 0, 1], [1, 1, 2], [0, 2]):
+        n = prefixes.size(0)
+        step = model.decode(prefixes[:, -1:], memory, memory_mask, shared)[:, -1]  # (n, V)
+        copied = model.decode(
+            prefixes[:, -1:], memory.expand(n, -1, -1), memory_mask.expand(n, -1, -1, -1), per_beam
+        )[:, -1]
+        full, _ = model(source.expand(n, -1), prefixes)
+        assert torch.allclose(step, copied, atol=1e-5)
+        assert torch.allclose(step, full[:, -1], atol=1e-5)
+        index = torch.tensor(parents)
+        for layer_cache in [*shared, *per_beam]:
+            layer_cache.reorder(index)
+        new_tokens = torch.randint(5, TINY.vocab_size, (len(parents), 1))
+        prefixes = torch.cat([prefixes[index], new_tokens], dim=1)
+    assert all(c.cross_key.size(0) == 1 and c.self_key.size(0) == 2 for c in shared)
+    assert all(c.cross_key.size(0) == 2 for c in per_beam)
+
+
+def test_decoding_weights_follow_the_parameters_through_every_change(model):
+    """Without autograd, the linear layers and the output projection multiply by cached copies of
+    W^T. The copies follow the parameters through in-place edits and load_state_dict, stay out of
+    the state_dict, and with autograd on, the parameters themselves are used."""
+    layer = model.decoder_layers[0].feed_forward.w_1
+    x = torch.randn(3, TINY.d_model)
+
+    def assert_current():
+        assert torch.allclose(model.unembed(x), x @ model.embedding.weight.T, atol=1e-6)
+        assert torch.allclose(layer(x), x @ layer.weight.T + layer.bias, atol=1e-6)
+
+    with torch.inference_mode():
+        assert_current()
+    with torch.no_grad():
+        model.embedding.weight[7] += 1.0
+        layer.weight[0] += 1.0
+        assert_current()
+        torch.manual_seed(9)
+        model.load_state_dict(Transformer(TINY).state_dict())
+        assert_current()
+    assert list(model.state_dict()) == [name for name, _ in model.named_parameters()]
+    (model.unembed(x).sum() + layer(x).sum()).backward()
+    assert torch.allclose(model.embedding.weight.grad, x.sum(0).expand(TINY.vocab_size, -1))
+    assert torch.allclose(layer.weight.grad, x.sum(0).expand(TINY.d_ff, -1))
