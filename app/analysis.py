@@ -11,7 +11,6 @@ import json
 import math
 import re
 import time
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,12 +18,12 @@ from pathlib import Path
 import numpy as np
 
 from core.decoding import BeamStep, Hypothesis, best_hypothesis, length_penalty
+from core.tokenizer import has_control_characters
 from core.translator import Translation, Translator
 
 MAX_CHARS = 2000  # longer input is cut before tokenizing; the model reads far fewer pieces anyway
 
 # Control and zero-width characters: core.normalize_text reads them as spaces.
-_INVISIBLE = "\u200b\u200c\u200d\u200e\u200f\u2028\u2029\ufeff"
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 _SPECIAL_PIECE = re.compile(r"<[^<>]+>")
 
@@ -51,13 +50,6 @@ def piece_kind(piece: str, is_special: bool, is_byte: bool) -> str:
     return "word start" if piece.startswith("▁") else "continuation"
 
 
-def has_invisible_characters(text: str) -> bool:
-    """Control characters other than tab and newline, or zero-width characters."""
-    return any(
-        (unicodedata.category(c) == "Cc" and c not in "\t\n\r") or c in _INVISIBLE for c in text
-    )
-
-
 def analyse(
     translator: Translator, text: str, target: str, beam_size: int, alpha: float
 ) -> Analysis:
@@ -67,7 +59,7 @@ def analyse(
     if len(text) > MAX_CHARS:
         text = text[:MAX_CHARS]
         notes.append(f"The text is longer than {MAX_CHARS} characters; only the start is used.")
-    if has_invisible_characters(text):
+    if has_control_characters(text):
         notes.append(
             "The text holds control or zero-width characters; the model reads them as spaces."
         )

@@ -29,7 +29,14 @@ def language_tag(target: str) -> str:
 _SPACES = re.compile(r"\s+")
 # U+00A0 and U+202F are the spaces French typography puts before ? ! : ; and inside quotes.
 _NARROW_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " "})
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
+# control and zero-width characters; \t \n \v \f \r are white space, handled by _SPACES
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
+
+
+def has_control_characters(text: str) -> bool:
+    """True if ``text`` holds control or zero-width characters, which normalize_text turns into
+    spaces (tab, newline and carriage return are ordinary white space)."""
+    return bool(_CONTROL.search(text))
 
 
 def normalize_text(text: str) -> str:

@@ -2,7 +2,14 @@
 
 import pytest
 
-from core.tokenizer import EOS_ID, PAD_ID, Tokenizer, language_tag, normalize_text
+from core.tokenizer import (
+    EOS_ID,
+    PAD_ID,
+    Tokenizer,
+    has_control_characters,
+    language_tag,
+    normalize_text,
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,3 +51,9 @@ def test_normalize_text_is_the_one_decided_form():
     assert normalize_text("Cafe\u0301") == "Café"  # NFC composes
     assert normalize_text("a\tb\n\x07c\u200bd") == "a b c d"
     assert normalize_text(" \n\t ") == ""
+
+
+def test_control_characters_are_reported_where_normalisation_replaces_them():
+    assert has_control_characters("a\x07b") and has_control_characters("a\u200bb")
+    assert not has_control_characters("tab\tnewline\n and\r\n are white space")
+    assert normalize_text("a\x07b") == "a b"
