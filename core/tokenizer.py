@@ -86,6 +86,7 @@ class Tokenizer:
             model_type=model_type,
             character_coverage=1.0,
             byte_fallback=True,
+            split_digits=True,  # numbers as digit pieces, so years and prices are copied exactly
             normalization_rule_name="identity",  # normalize_text() already did it, for all callers
             pad_id=PAD_ID,
             unk_id=UNK_ID,

@@ -10,6 +10,7 @@ from core.tokenizer import (
     language_tag,
     normalize_text,
 )
+from tests.conftest import tiny_corpus
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +58,13 @@ def test_control_characters_are_reported_where_normalisation_replaces_them():
     assert has_control_characters("a\x07b") and has_control_characters("a\u200bb")
     assert not has_control_characters("tab\tnewline\n and\r\n are white space")
     assert normalize_text("a\x07b") == "a b"
+
+
+def test_digits_are_pieces_of_their_own_so_numbers_are_copied_digit_by_digit(tmp_path):
+    # a corpus where numbers are frequent enough that SentencePiece would merge them if allowed
+    corpus = tiny_corpus() + [f"In 1992 it cost {345 + i % 3} euros." for i in range(300)]
+    tokenizer = Tokenizer.train(corpus, tmp_path / "spm", vocab_size=400)
+    pieces = tokenizer.pieces(tokenizer.encode("In 1992 it cost 345 euros."))
+    digit_pieces = [piece.lstrip("▁") for piece in pieces if any(c.isdigit() for c in piece)]
+    assert "".join(digit_pieces) == "1992345"
+    assert all(len(piece) == 1 for piece in digit_pieces)

@@ -16,7 +16,7 @@ from tests.conftest import tiny_corpus
 from train.batching import collate, token_batches
 from train.config import parse_args
 from train.data import Example, clean_pairs, in_validation, keep_pair, load_corpus
-from train.trainer import noam_lr
+from train.trainer import continued_lr, noam_lr
 
 
 def write_gz(path, lines):
@@ -190,3 +190,44 @@ def test_flags_override_presets():
         25000,
     )
     assert parse_args(["--dry-run"]).preset == "dry-run"
+
+
+def test_continued_schedule_warms_up_to_where_the_paper_schedule_left_off():
+    config = parse_args(["--dry-run", "--warmup", "100", "--init-warmup", "50", "--lr-scale", "1"])
+    before = 1000
+    assert continued_lr(25, 64, config, before) == 0.5 * noam_lr(before + 25, 64, 100, 1.0)
+    assert continued_lr(50, 64, config, before) == noam_lr(before + 50, 64, 100, 1.0)
+    assert continued_lr(400, 64, config, before) < continued_lr(50, 64, config, before)
+
+
+def test_init_from_starts_at_the_given_model_and_keeps_its_vocabulary(data_dir, tmp_path):
+    first = run_train(data_dir, tmp_path / "first", "--max-steps", "10")
+    assert first.wait(timeout=300) == 0
+    shipped = tmp_path / "first" / "model"
+    # zero steps: the continued run's final model is the initial model itself
+    flags = ("--init-from", str(shipped), "--max-steps", "0", "--d-model", "64")
+    continued = run_train(data_dir, tmp_path / "second", *flags)
+    output, _ = continued.communicate(timeout=300)
+    assert continued.returncode == 0, output
+    assert f"initialised from {shipped}" in output
+    before, after = Translator.load(shipped), Translator.load(tmp_path / "second" / "model")
+    assert after.model.config == before.model.config  # the weights fix the shape, not --d-model
+    for (name, a), b in zip(before.model.state_dict().items(), after.model.state_dict().values()):
+        assert torch.equal(a, b), name
+    assert (tmp_path / "second" / "spm.model").read_bytes() == (shipped / "spm.model").read_bytes()
+
+
+def test_snapshots_are_kept_at_the_asked_steps_and_exported(data_dir, tmp_path):
+    run = run_train(data_dir, tmp_path / "run", "--max-steps", "12", "--snapshot-steps", "3,9")
+    assert run.wait(timeout=300) == 0
+    snapshots = sorted((tmp_path / "run" / "model" / "snapshots").glob("*.pt"))
+    assert [path.name for path in snapshots] == ["step_0000003.pt", "step_0000009.pt"]
+    assert safe_load(snapshots[1])["metadata"]["step"] == 9
+    assert all(v.dtype == torch.float16 for v in safe_load(snapshots[0])["state_dict"].values())
+
+
+def test_multi30k_repeat_sets_the_mixture(data_dir):
+    once = load_corpus(data_dir, multi30k_repeat=1)
+    twice = load_corpus(data_dir, multi30k_repeat=2)
+    assert len(twice.train) - len(once.train) == 2 * 150  # 150 Multi30k pairs per language
+    assert len(twice.valid) == len(once.valid)

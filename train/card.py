@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from core.checkpoint import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
+from core.metrics_log import read_metrics
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import default_data_dir, load_corpus, multi30k_test
@@ -174,8 +175,7 @@ def card_markdown(card: dict) -> str:
 def training_summary(run: Path) -> dict:
     """The run's own record (the trainer's card.json) plus throughput from metrics.jsonl."""
     training = json.loads((run / "model" / CARD_FILE).read_text()).get("training", {})
-    lines = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line]
-    rates = [m["tokens_per_s"] for m in lines if "tokens_per_s" in m]
+    rates = [m["tokens_per_s"] for m in read_metrics(run / "metrics.jsonl") if "tokens_per_s" in m]
     training.pop("train_config", None)
     if rates:
         training["tokens_per_second"] = round(sum(rates) / len(rates))

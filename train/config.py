@@ -39,8 +39,14 @@ HELP = {
     "valid_sentences": "validation sentences per language scored with BLEU/chrF during training",
     "beam_size": "beam size for validation BLEU",
     "data_limit": "read only the first N pairs of each corpus file (0 = all)",
-    "bf16": "bfloat16 autocast on GPU (ignored on CPU, where it measured slower than float32)",
+    "bf16": "bfloat16 autocast (GPU tensor cores; a CPU with AMX measured faster than float32)",
     "compile": "torch.compile the model",
+    "multi30k_repeat": "times each Multi30k training pair is seen per epoch (Tatoeba: once)",
+    "snapshot_steps": "comma-separated steps at which a float16 copy of the model is kept for the "
+    "training-dynamics view (the final model is the last one)",
+    "init_from": "start from this trained model directory (its weights, vocabulary and shape) with "
+    "a fresh optimizer; the schedule goes on from the model's own step count",
+    "init_warmup": "with --init-from: steps of linear warm-up up to the continued schedule",
     "fresh": "delete the run folder's checkpoints and start over instead of resuming",
 }
 
@@ -76,6 +82,10 @@ class TrainConfig:
     data_limit: int = 0
     bf16: bool = True
     compile: bool = False
+    multi30k_repeat: int = 1
+    snapshot_steps: str = ""
+    init_from: str = ""
+    init_warmup: int = 200
     fresh: bool = False
 
     def model_config(self, vocab_size: int) -> ModelConfig:
@@ -117,19 +127,25 @@ PRESETS: dict[str, dict] = {
         valid_sentences=10,
         beam_size=2,
         data_limit=1500,
+        snapshot_steps="5,20",
     ),
-    # 2 CPU cores reach about 1e14 FLOPs in an hour: a narrow model (d_model 128) at the paper's
-    # depth made 3,203 updates in 68 min, where d_model 256 would get ~400 (520 target tokens/s).
-    # Pre-LN tolerates the high learning rate that so few updates need.
+    # 2 CPU cores with AMX, bf16 autocast: d_model 192 at the paper's depth trains at about 4k
+    # target tokens/s (benchmarks/training_throughput.py) and still traces a 30-piece sentence
+    # with beam 4 in about 100 ms (benchmarks/latency.py). Pre-LN tolerates the high learning
+    # rate that a few thousand updates need. Multi30k (captions, 1/6 of the pairs but longer
+    # sentences) is seen twice per epoch, so each domain gives about half of the target tokens.
     "cpu": dict(
-        d_model=128,
-        d_ff=512,
+        d_model=192,
+        d_ff=768,
         norm_first=True,
         max_tokens=2500,
-        warmup=500,
+        max_minutes=140.0,
+        warmup=1000,
         lr_scale=0.5,
-        checkpoint_every=200,
-        eval_every=1000,
+        checkpoint_every=500,
+        eval_every=2000,
+        multi30k_repeat=2,
+        snapshot_steps="100,300,1000,3000,10000",
     ),
     "full": dict(
         out="runs/full",

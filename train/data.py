@@ -83,10 +83,16 @@ class Corpus:
     notes: list[str]  # what was read, skipped and filtered, for the log and the model card
 
 
-def load_corpus(data_dir: Path, valid_fraction: float = 0.01, limit: int | None = None) -> Corpus:
+def load_corpus(
+    data_dir: Path,
+    valid_fraction: float = 0.01,
+    limit: int | None = None,
+    multi30k_repeat: int = 1,
+) -> Corpus:
     """Read every corpus found in data_dir, normalise, filter, de-duplicate and split.
 
-    limit keeps the first ``limit`` examples of each file (for dry runs)."""
+    limit keeps the first ``limit`` examples of each file (for dry runs); multi30k_repeat puts each
+    Multi30k training pair that many times into the training list (the data mixture)."""
     train: list[Example] = []
     valid: list[Example] = []
     notes: list[str] = []
@@ -111,9 +117,11 @@ def load_corpus(data_dir: Path, valid_fraction: float = 0.01, limit: int | None 
                 continue
             sources, references = read_parallel(src, ref)
             kept = clean_pairs(target, list(zip(sources[:limit], references[:limit])))
-            bucket.extend(kept)
+            repeat = multi30k_repeat if split == "train" else 1
+            bucket.extend(kept * repeat)
             notes.append(
                 f"multi30k/{split} en-{target}: {len(sources[:limit])} pairs, {len(kept)} kept"
+                + (f", each seen {repeat} times per epoch" if repeat > 1 else "")
             )
     return Corpus(train, valid, notes)
 
