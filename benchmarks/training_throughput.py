@@ -13,9 +13,8 @@ fixed synthetic batch: --batch-tokens tokens as rows of --length source and targ
 padding, so every checkout does exactly the same work. With --baseline, workers alternate
 between the two checkouts, repeat by repeat, so a busy machine slows them alike.
 
-The peak is measured here, not quoted: a bf16 (4096 x d) @ (d x 4 d) matmul, the shape of a
-feed-forward layer over a large batch. MFU = 6 x parameters x tokens/s / peak (the usual
-estimate of a training step's FLOPs, attention's own FLOPs left out).
+The peak is measured here, not quoted (train/hardware.py): a bf16 (4096 x 256) @ (256 x 1024)
+matmul. MFU = 6 x parameters x tokens/s / peak.
 """
 
 from __future__ import annotations
@@ -32,23 +31,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILE_ROWS = 12
-
-
-def matmul_peak_flops(threads: int, d_model: int = 256, repeats: int = 20) -> float:
-    """FLOP/s of a bf16 (4096 x d) @ (d x 4d) matmul, best of ``repeats``."""
-    import torch
-
-    torch.set_num_threads(threads)
-    left = torch.randn(4096, d_model, dtype=torch.bfloat16)
-    right = torch.randn(d_model, 4 * d_model, dtype=torch.bfloat16)
-    for _ in range(3):
-        left @ right
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        left @ right
-        best = min(best, time.perf_counter() - start)
-    return 2 * 4096 * d_model * 4 * d_model / best
 
 
 def trainer_flags(args: argparse.Namespace, out: Path) -> list[str]:
@@ -133,6 +115,8 @@ def shape_options(args: argparse.Namespace) -> dict:
 
 
 def report(args: argparse.Namespace, after: list[dict], before: list[dict]) -> None:
+    from train.hardware import matmul_peak_flops, model_flops_utilisation
+
     peak = matmul_peak_flops(args.threads)
     print(f"bf16 matmul peak, measured: {peak / 1e12:.2f} TFLOP/s on {args.threads} thread(s)")
     print(f"{'checkout':<12} {'tokens/s':>10} {'ms/step':>9} {'MFU':>7} {'parameters':>12}")
@@ -145,7 +129,7 @@ def report(args: argparse.Namespace, after: list[dict], before: list[dict]) -> N
         rates[name] = rate
         tokens_per_step = max(1, args.batch_tokens // args.length) * args.length
         step_ms = 1000 * tokens_per_step / rate
-        mfu = 6 * parameters * rate / peak
+        mfu = model_flops_utilisation(parameters, rate, peak)
         print(f"{name:<12} {rate:>10,.0f} {step_ms:>9.0f} {mfu:>7.1%} {parameters:>12,}")
     if "baseline" in rates:
         print(f"this / baseline: {rates['this'] / rates['baseline']:.2f}x tokens per second")

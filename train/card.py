@@ -1,10 +1,12 @@
-"""Ship a trained run: score it, write the model card, copy it into pretrained/.
+"""Ship a trained run: score it, write the model card, and on request copy it into pretrained/.
 
-    python -m train.card --run runs/cpu --export pretrained/en-de-fr
+    python -m train.card --run runs/cpu                                # card in runs/cpu/model/
+    python -m train.card --run runs/cpu --export pretrained/en-de-fr   # ship it
 
 Scores Multi30k test_2016_flickr (en-de, en-fr) and the run's validation split with sacreBLEU and
 chrF (beam search), then writes card.json (for programs, the app's Model page) and card.md (for
-people) beside model.pt, spm.model and metrics.jsonl.
+people) beside model.pt, spm.model, metrics.jsonl and the snapshots. Without --export nothing
+outside the run folder changes.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import default_data_dir, load_corpus, multi30k_test
 from train.evaluate import evaluate
+from train.hardware import matmul_peak_flops, model_flops_utilisation
 
 DATA_SOURCES = [
     {
@@ -63,7 +66,7 @@ def score_sets(
         for name, (sources, references) in sets.items():
             if limit:
                 sources, references = sources[:limit], references[:limit]
-            result = evaluate(translator, sources, references, target, beam_size)
+            result = evaluate(translator, sources, references, target, beam_size, LENGTH_PENALTY)
             scores.append(
                 {
                     "set": name,
@@ -81,12 +84,29 @@ def score_sets(
     return scores
 
 
-EXAMPLES = ["A man is riding a bicycle.", "I am very hungry.", "The dog runs away."]
+EXAMPLES = [
+    "A man is riding a bicycle.",
+    "I am very hungry.",
+    "The animal didn't cross the street because it was too tired.",
+    "The agreement on the European Economic Area was signed in August 1992.",
+    "The quick brown fox jumps over the lazy dog.",
+    "My neighbour bought a small red car last week.",
+    "John lives in Salt Lake City. He enjoys hiking with his dog.",
+    "Two young children in red shirts are playing football in a park next to a large fountain "
+    "while their parents sit on a wooden bench and watch them in the warm afternoon sun.",
+]
+LENGTH_PENALTY = 0.6  # the GNMT alpha every score and example here is decoded with
 
 
 def example_translations(translator: Translator) -> list[dict]:
     return [
-        {"source": text, "target": target, "translation": translator.translate(text, target).text}
+        {
+            "source": text,
+            "target": target,
+            "translation": translator.translate(
+                text, target, beam_size=4, length_penalty=LENGTH_PENALTY
+            ).text,
+        }
         for text in EXAMPLES
         for target in sorted(LANGUAGES)
     ]
@@ -113,31 +133,78 @@ def build_card(translator: Translator, training: dict, scores: list[dict], name:
 
 
 def card_markdown(card: dict) -> str:
-    config, training = card["config"], card["training"]
+    """card.md, for people: the same facts as card.json, in sections."""
+    sections = [
+        [f"# Model card: {card['name']}", "", card["description"]],
+        architecture_section(card),
+        training_section(card["training"]),
+        scores_section(card["scores"]),
+        curve_section(card["training"].get("validation_curve", [])),
+        snapshot_section(card.get("snapshots", [])),
+        ["## Examples (beam 4)", "", "| English | target | translation |", "|---|---|---|"]
+        + [f"| {e['source']} | {e['target']} | {e['translation']} |" for e in card["examples"]],
+        data_section(card),
+    ]
+    if card.get("notes"):
+        sections.append(["## Notes", "", card["notes"].strip()])
+    return "\n\n".join("\n".join(section) for section in sections) + "\n"
+
+
+def architecture_section(card: dict) -> list[str]:
+    config = card["config"]
     layout = "pre-LN" if config["norm_first"] else "post-LN (as in the paper)"
-    lines = [
-        f"# Model card: {card['name']}",
-        "",
-        card["description"],
-        "",
+    return [
         "## Architecture",
         "",
         f"- {config['n_encoder_layers']} encoder + {config['n_decoder_layers']} decoder layers, "
         f"{config['n_heads']} heads, d_model {config['d_model']}, d_ff {config['d_ff']}, {layout}",
-        f"- vocabulary {config['vocab_size']} SentencePiece pieces shared by en/de/fr, tied "
-        f"embeddings, sinusoidal positions, max length {config['max_len']}",
+        f"- vocabulary {config['vocab_size']} SentencePiece pieces shared by en/de/fr (digits "
+        f"split, byte fallback), tied embeddings, sinusoidal positions, max length "
+        f"{config['max_len']}",
         f"- {card['parameters']:,} parameters; weights stored as float16, computed in float32",
-        "",
+    ]
+
+
+def training_section(training: dict) -> list[str]:
+    recipe = training.get("recipe", {})
+    lines = [
         "## Training",
         "",
         f"- preset `{training.get('preset')}`, {training.get('steps')} steps, "
-        f"{training.get('seconds', 0) / 60:.0f} minutes on {training.get('hardware')}",
+        f"{training.get('seconds', 0) / 60:.0f} minutes of training steps on "
+        f"{training.get('hardware')}",
         f"- about {training.get('target_tokens', 0):,} target tokens at a mean "
         f"{training.get('tokens_per_second', 0):,.0f} target tokens/s (from metrics.jsonl; the "
         "time counts training steps, not validation)",
-        "- Adam (0.9, 0.98, 1e-9), the paper's warm-up + inverse square root schedule, label "
-        "smoothing 0.1, dropout 0.1; final model = average of the last checkpoints",
-        "",
+    ]
+    if training.get("mfu") is not None:
+        lines.append(
+            f"- model FLOPs utilisation {training['mfu']:.1%} of the machine's measured bf16 "
+            f"matmul peak ({training['peak_tflops']:.2f} TFLOP/s)"
+        )
+    if training.get("initialised_from"):
+        lines.append(
+            f"- continued from `{training['initialised_from']}` "
+            f"({training.get('steps_before', 0)} steps before this run)"
+        )
+    if recipe:
+        lines.append(
+            f"- Adam (0.9, 0.98, 1e-9), the paper's warm-up ({recipe['warmup']} steps) + inverse "
+            f"square root schedule x {recipe['lr_scale']}, batches of about "
+            f"{recipe['max_tokens']:,} tokens, label smoothing {recipe['label_smoothing']}, "
+            f"dropout {recipe['dropout']} (sub-layer outputs and embeddings, as in the paper), "
+            f"bf16 autocast {'on' if recipe['bf16'] else 'off'}; final model = average of the "
+            f"last {recipe['average_last']} checkpoints"
+        )
+        lines.append(
+            f"- data mixture: every Tatoeba pair once and every Multi30k training pair "
+            f"{recipe['multi30k_repeat']} times per epoch"
+        )
+    return lines
+
+
+def scores_section(scores: list[dict]) -> list[str]:
+    lines = [
         "## Scores (sacreBLEU, beam search)",
         "",
         "| set | pair | sentences | BLEU | chrF |",
@@ -145,44 +212,101 @@ def card_markdown(card: dict) -> str:
     ]
     lines += [
         f"| {s['set']} | {s['pair']} | {s['sentences']} | {s['bleu']:.1f} | {s['chrf']:.1f} |"
-        for s in card["scores"]
+        for s in scores
     ]
     signatures = sorted(
-        {(s["bleu_signature"], s["chrf_signature"], s["beam_size"]) for s in card["scores"]}
+        {(s["bleu_signature"], s["chrf_signature"], s["beam_size"]) for s in scores}
     )
     for bleu, chrf, beam in signatures:
         lines += [
             "",
-            f"BLEU signature `{bleu}`; chrF signature `{chrf}`; beam {beam}, length penalty 0.6.",
+            f"BLEU signature `{bleu}`; chrF signature `{chrf}`; beam {beam}, length penalty "
+            f"{LENGTH_PENALTY}.",
         ]
-    lines += ["", "## Examples (beam 4)", "", "| English | target | translation |", "|---|---|---|"]
-    lines += [f"| {e['source']} | {e['target']} | {e['translation']} |" for e in card["examples"]]
-    lines += ["", "## Data and licenses", ""]
+    return lines
+
+
+def curve_section(curve: list[dict]) -> list[str]:
+    """Validation during training, as a table (the app's Model page draws it)."""
+    if not curve:
+        return []
+    lines = [
+        "## Learning curve (validation sample during training)",
+        "",
+        "| step | minutes | val loss | BLEU en-de | BLEU en-fr |",
+        "|---|---|---|---|---|",
+    ]
+    return lines + [
+        f"| {point['step']} | {point['minutes']:.0f} | {point['val_loss']:.3f} | "
+        f"{point.get('val_bleu_de', 0):.1f} | {point.get('val_bleu_fr', 0):.1f} |"
+        for point in curve
+    ]
+
+
+def snapshot_section(snapshots: list[dict]) -> list[str]:
+    if not snapshots:
+        return []
+    steps = ", ".join(str(snapshot["step"]) for snapshot in snapshots)
+    return [
+        "## Snapshots",
+        "",
+        f"`snapshots/` keeps float16 copies of the model at steps {steps} (the final model is "
+        "`model.pt`), for watching attention being learned.",
+    ]
+
+
+def data_section(card: dict) -> list[str]:
+    lines = ["## Data and licenses", ""]
     lines += [
         f"- {d['name']}: {d['pairs']:,} pairs, {d['license']}. {d['attribution']}."
         for d in card["data"]
     ]
-    lines += [
+    return [
+        *lines,
         "",
         "The Tatoeba files exclude every pair whose English or target side occurs in the public "
         "Tatoeba test sets or in the Multi30k test sets. The validation split is carved by English "
         "sentence: no English sentence is on both sides.",
-        "",
     ]
-    return "\n".join(lines)
 
 
 def training_summary(run: Path) -> dict:
-    """The run's own record (the trainer's card.json) plus throughput from metrics.jsonl."""
+    """The run's own record (the trainer's card.json), its recipe, throughput, MFU and the
+    validation curve from metrics.jsonl."""
     training = json.loads((run / "model" / CARD_FILE).read_text()).get("training", {})
-    rates = [m["tokens_per_s"] for m in read_metrics(run / "metrics.jsonl") if "tokens_per_s" in m]
-    training.pop("train_config", None)
+    config = training.pop("train_config", {})
+    recipe_keys = ["warmup", "lr_scale", "max_tokens", "label_smoothing", "dropout", "bf16"]
+    recipe_keys += ["average_last", "multi30k_repeat"]
+    training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
+    metrics = read_metrics(run / "metrics.jsonl")
+    rates = [m["tokens_per_s"] for m in metrics if "tokens_per_s" in m]
     if rates:
         training["tokens_per_second"] = round(sum(rates) / len(rates))
         training["target_tokens"] = round(
             training["tokens_per_second"] * training.get("seconds", 0)
         )
+    minutes = {m["step"]: m["elapsed_s"] / 60 for m in metrics if "elapsed_s" in m}
+    training["validation_curve"] = [
+        {"minutes": minutes.get(m["step"], training.get("seconds", 0) / 60), **m}
+        for m in metrics
+        if "val_loss" in m
+    ]
     return training
+
+
+def add_utilisation(training: dict, parameters: int, threads: int) -> None:
+    """MFU of the run's mean throughput against this machine's measured bf16 peak."""
+    if training.get("tokens_per_second") and "CPU" in str(training.get("hardware")):
+        peak = matmul_peak_flops(threads)
+        training["peak_tflops"] = round(peak / 1e12, 3)
+        training["mfu"] = model_flops_utilisation(parameters, training["tokens_per_second"], peak)
+
+
+def list_snapshots(model_dir: Path) -> list[dict]:
+    return [
+        {"file": f"snapshots/{path.name}", "step": int(path.stem.split("_")[1])}
+        for path in sorted((model_dir / "snapshots").glob("step_*.pt"))
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,8 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--export",
         type=Path,
-        default=DEFAULT_MODEL,
-        help="model directory to write (default: %(default)s)",
+        help=f"model directory to ship it to, e.g. {DEFAULT_MODEL} (default: none, the card is "
+        "written into the run's model/ only)",
     )
     parser.add_argument(
         "--data-dir", type=Path, default=default_data_dir(), help="corpora folder, as for training"
@@ -211,18 +335,45 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="score only N sentences per set (0 = all; for dry runs)",
     )
+    parser.add_argument(
+        "--notes",
+        type=Path,
+        help="a Markdown file added to card.md (e.g. how the shape was chosen)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=2, help="threads the MFU peak is measured on"
+    )
     args = parser.parse_args(argv)
 
-    translator = Translator.load(args.run / "model")
+    model_dir = args.run / "model"
+    translator = Translator.load(model_dir)
     scores = score_sets(translator, args.data_dir, args.beam_size, args.limit, args.valid_sentences)
-    card = build_card(translator, training_summary(args.run), scores, args.export.name)
-    args.export.mkdir(parents=True, exist_ok=True)
-    for name in (MODEL_FILE, TOKENIZER_FILE, "metrics.jsonl"):
-        shutil.copyfile(args.run / "model" / name, args.export / name)
-    (args.export / CARD_FILE).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
-    (args.export / "card.md").write_text(card_markdown(card))
-    print(f"wrote {args.export}")
+    training = training_summary(args.run)
+    add_utilisation(training, translator.model.num_parameters(), args.threads)
+    name = (args.export or args.run).name
+    card = build_card(translator, training, scores, name)
+    card["snapshots"] = list_snapshots(model_dir)
+    card["notes"] = args.notes.read_text() if args.notes else ""
+    write_card(model_dir, card)
+    if args.export:
+        ship(model_dir, args.export)
+    print(f"wrote {args.export or model_dir}")
     return 0
+
+
+def write_card(model_dir: Path, card: dict) -> None:
+    (model_dir / CARD_FILE).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+    (model_dir / "card.md").write_text(card_markdown(card))
+
+
+def ship(model_dir: Path, export: Path) -> None:
+    """Replace the model directory ``export`` by the run's model, snapshots included."""
+    export.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(export / "snapshots", ignore_errors=True)
+    for name in (MODEL_FILE, TOKENIZER_FILE, "metrics.jsonl", CARD_FILE, "card.md"):
+        shutil.copyfile(model_dir / name, export / name)
+    if (model_dir / "snapshots").is_dir():
+        shutil.copytree(model_dir / "snapshots", export / "snapshots")
 
 
 if __name__ == "__main__":

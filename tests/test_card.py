@@ -1,0 +1,28 @@
+"""The model card: written into the run unless asked to ship, recipe read from the run itself."""
+
+import json
+
+from tests.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
+from train import card
+
+
+def test_card_stays_in_the_run_without_export_and_ships_snapshots_with_it(data_dir, tmp_path):  # noqa: F811
+    run = tmp_path / "run"
+    flags = ("--max-steps", "6", "--snapshot-steps", "2", "--dropout", "0.2")
+    assert run_train(data_dir, run, *flags).wait(timeout=300) == 0
+    notes = tmp_path / "notes.md"
+    notes.write_text("Shape chosen by a test.")
+    base = ["--run", str(run), "--data-dir", str(data_dir), "--limit", "3", "--threads", "1"]
+    assert card.main([*base, "--valid-sentences", "3", "--notes", str(notes)]) == 0
+    written = json.loads((run / "model" / "card.json").read_text())
+    assert written["training"]["recipe"]["dropout"] == 0.2  # from the run, not hard-coded
+    assert written["snapshots"] == [{"file": "snapshots/step_0000002.pt", "step": 2}]
+    assert 0 < written["training"]["mfu"] < 1
+    markdown = (run / "model" / "card.md").read_text()
+    assert "dropout 0.2" in markdown and "Shape chosen by a test." in markdown
+    assert not (tmp_path / "shipped").exists()
+
+    assert card.main([*base, "--valid-sentences", "3", "--export", str(tmp_path / "shipped")]) == 0
+    shipped = tmp_path / "shipped"
+    assert (shipped / "snapshots" / "step_0000002.pt").is_file()
+    assert json.loads((shipped / "card.json").read_text())["name"] == "shipped"
