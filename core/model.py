@@ -19,11 +19,15 @@ D d_model, d_k = D / H, L layers):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+from core.dropout import Dropout
+from core.kv_cache import KVCache, LayerCache, broadcast_batch
 
 
 @dataclass
@@ -85,47 +89,6 @@ def subsequent_mask(length: int, device: torch.device | None = None) -> Tensor:
 
 
 # --------------------------------------------------------------------------------------------------
-# Weights laid out for decoding
-# --------------------------------------------------------------------------------------------------
-
-
-class TransposedWeight:
-    """A contiguous copy of a weight's transpose, W^T, for multiplying without autograd.
-
-    Decoding multiplies a few rows (one per hypothesis) by every weight matrix at every step. For
-    such rows the CPU's matrix multiply reads W^T laid out (in, out) faster than the transposed
-    view of the (out, in) parameter: 10-20% of a beam search's time (benchmarks/latency.py).
-    The parameter itself, and so the state_dict, stays as it is. The copy is remade whenever the
-    weight moves or its version counter does, as with every in-place update (optimizer step,
-    load_state_dict, nn.init), though not with one made through ``weight.data``.
-    """
-
-    def __init__(self) -> None:
-        self.cached: tuple[tuple[int, int], Tensor] | None = None  # ((address, version), W^T)
-
-    def of(self, weight: Tensor) -> Tensor:
-        """weight (out, in) -> W^T (in, out), contiguous."""
-        key = (weight.data_ptr(), weight._version)
-        if self.cached is None or self.cached[0] != key:
-            self.cached = (key, weight.detach().T.contiguous())
-        return self.cached[1]
-
-
-class Linear(nn.Linear):
-    """y = x W^T + b: nn.Linear, with its parameters and state_dict keys, that without autograd
-    multiplies by a :class:`TransposedWeight`."""
-
-    def __init__(self, in_features: int, out_features: int) -> None:
-        super().__init__(in_features, out_features)
-        self.transposed = TransposedWeight()
-
-    def forward(self, x: Tensor) -> Tensor:
-        if torch.is_grad_enabled():
-            return super().forward(x)
-        return F.linear(x, self.transposed.of(self.weight).T, self.bias)  # x (W^T) + b
-
-
-# --------------------------------------------------------------------------------------------------
 # Attention
 # --------------------------------------------------------------------------------------------------
 
@@ -157,65 +120,57 @@ def attention(
     return weights @ value, AttentionMaps(scores, masked_scores, weights)
 
 
-def broadcast_batch(x: Tensor, batch: int) -> Tensor:
-    """(1, ...) -> (batch, ...) as a view, without copying; (batch, ...) is returned as it is.
-
-    Beam search keeps the cross-attention keys and values of its one sentence once, shared by
-    every hypothesis.
-    """
-    return x if x.size(0) == batch else x.expand(batch, *x.shape[1:])
-
-
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O (section 3.2.2),
-    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
-
-    Keys and values are projected by :meth:`project_kv` apart from the attention itself, so that a
-    decoder can cache them (self-attention grows its cache by one position a step; cross-attention
-    projects the encoder output once).
-    """
+    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.n_heads, self.d_k = config.n_heads, config.d_k
-        self.w_q = Linear(config.d_model, config.d_model)
-        self.w_k = Linear(config.d_model, config.d_model)
-        self.w_v = Linear(config.d_model, config.d_model)
-        self.w_o = Linear(config.d_model, config.d_model)
-        self.dropout = config.dropout
+        self.w_q = nn.Linear(config.d_model, config.d_model)
+        self.w_k = nn.Linear(config.d_model, config.d_model)
+        self.w_v = nn.Linear(config.d_model, config.d_model)
+        self.w_o = nn.Linear(config.d_model, config.d_model)
 
     def split_heads(self, x: Tensor) -> Tensor:
         """(B, T, D) -> (B, H, T, d_k)"""
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.d_k).transpose(1, 2)
 
-    def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """Keys and values of the sequence attended to: (B, T_k, D) -> two (B, H, T_k, d_k)."""
-        return self.split_heads(self.w_k(x)), self.split_heads(self.w_v(x))
+    def project_kv(self, source: Tensor) -> tuple[Tensor, Tensor]:
+        """Keys and values of what is attended to: (B, T_k, D) -> two (B, H, T_k, d_k)."""
+        return self.split_heads(self.w_k(source)), self.split_heads(self.w_v(source))
 
     def forward(
-        self, x: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, inspect: bool = False
-    ) -> tuple[Tensor, AttentionMaps | None]:
-        """x (B, T_q, D) queries; key, value (B, H, T_k, d_k) from :meth:`project_kv`.
+        self,
+        x: Tensor,
+        source: Tensor,
+        mask: Tensor | None,
+        cache: KVCache | None = None,
+        record: list[AttentionMaps] | None = None,
+    ) -> Tensor:
+        """x (B, T_q, D) attends to source (B, T_k, D): x itself in self-attention, the encoder
+        output in cross-attention. With a cache, source holds only what it has not seen yet.
 
-        inspect=False takes the fused kernel; inspect=True the explicit :func:`attention`, which
-        also returns its maps. Both compute the same output.
+        With a record, the explicit :func:`attention` appends its maps to it; without, the fused
+        kernel computes the same output. As in the paper, no dropout acts on the attention weights
+        (section 5.4 drops out sub-layer outputs and embeddings only).
         """
         query = self.split_heads(self.w_q(x))  # (B, H, T_q, d_k)
+        key, value = (
+            cache.keys_values(source, self.project_kv) if cache else self.project_kv(source)
+        )
         key, value = broadcast_batch(key, query.size(0)), broadcast_batch(value, query.size(0))
-        dropout_p = self.dropout if self.training else 0.0
-        if inspect:
+        if record is not None or self.training:
+            # training takes the explicit path too: on CPU its backward measured 2x faster than the
+            # fused kernel's (benchmarks/training_throughput.py)
             heads, maps = attention(query, key, value, mask)
-            if dropout_p:  # dropout on the weights, after they were recorded as computed
-                heads = F.dropout(maps.weights, dropout_p, training=True) @ value
+            if record is not None:
+                record.append(maps)
         else:
-            heads = F.scaled_dot_product_attention(query, key, value, mask, dropout_p=dropout_p)
-            maps = None
-        batch, _, length, _ = heads.shape
-        concat = heads.transpose(1, 2).reshape(
-            batch, length, self.n_heads * self.d_k
-        )  # (B, T_q, D)
-        return self.w_o(concat), maps
+            heads = F.scaled_dot_product_attention(query, key, value, mask)
+        concat = heads.transpose(1, 2).flatten(2)  # (B, T_q, H, d_k) -> (B, T_q, D)
+        return self.w_o(concat)
 
 
 class FeedForward(nn.Module):
@@ -223,35 +178,26 @@ class FeedForward(nn.Module):
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.w_1 = Linear(config.d_model, config.d_ff)
-        self.w_2 = Linear(config.d_ff, config.d_model)
-        self.dropout = nn.Dropout(config.dropout)
+        self.w_1 = nn.Linear(config.d_model, config.d_ff)
+        self.w_2 = nn.Linear(config.d_ff, config.d_model)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.w_2(self.dropout(F.relu(self.w_1(x))))
+        return self.w_2(F.relu(self.w_1(x)))
 
 
 class Residual(nn.Module):
-    """A sub-layer's residual connection with layer normalisation and dropout (section 5.4).
-
-    post-LN (the paper): LayerNorm(x + Dropout(Sublayer(x)))
-    pre-LN:              x + Dropout(Sublayer(LayerNorm(x)))
-    """
+    """A sub-layer's residual connection with layer normalisation and dropout (section 5.4)."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(config.d_model)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.norm_first = config.norm_first
 
-    def before(self, x: Tensor) -> Tensor:
-        """What the sub-layer reads."""
-        return self.norm(x) if self.norm_first else x
-
-    def after(self, x: Tensor, sublayer_out: Tensor) -> Tensor:
-        """What the next sub-layer reads."""
-        y = x + self.dropout(sublayer_out)
-        return y if self.norm_first else self.norm(y)
+    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        if self.norm_first:
+            return x + self.dropout(sublayer(self.norm(x)))  # pre-LN
+        return self.norm(x + self.dropout(sublayer(x)))  # post-LN, the paper's
 
 
 # --------------------------------------------------------------------------------------------------
@@ -269,40 +215,9 @@ class EncoderLayer(nn.Module):
         self.residual_attn = Residual(config)
         self.residual_ff = Residual(config)
 
-    def forward(
-        self, x: Tensor, mask: Tensor, inspect: bool = False
-    ) -> tuple[Tensor, AttentionMaps | None]:
-        h = self.residual_attn.before(x)
-        attn_out, maps = self.self_attn(h, *self.self_attn.project_kv(h), mask, inspect)
-        x = self.residual_attn.after(x, attn_out)
-        x = self.residual_ff.after(x, self.feed_forward(self.residual_ff.before(x)))
-        return x, maps
-
-
-@dataclass
-class LayerCache:
-    """One decoder layer's keys and values kept between decoding steps, each (B, H, T_k, d_k).
-
-    The cross-attention keys and values depend on the source alone: decoding one sentence with
-    several hypotheses (beam search), they are held once, with batch 1, and broadcast to every
-    hypothesis.
-    """
-
-    self_key: Tensor | None = None
-    self_value: Tensor | None = None
-    cross_key: Tensor | None = None
-    cross_value: Tensor | None = None
-
-    def reorder(self, index: Tensor) -> None:
-        """Keep the rows in ``index`` (beam search: follow each surviving hypothesis's parent).
-
-        Cross-attention keys and values of batch 1 serve every row alike and stay shared.
-        """
-        self.self_key = self.self_key.index_select(0, index)
-        self.self_value = self.self_value.index_select(0, index)
-        if self.cross_key.size(0) > 1:
-            self.cross_key = self.cross_key.index_select(0, index)
-            self.cross_value = self.cross_value.index_select(0, index)
+    def forward(self, x: Tensor, mask: Tensor, record: list[AttentionMaps] | None = None) -> Tensor:
+        x = self.residual_attn(x, lambda h: self.self_attn(h, h, mask, record=record))
+        return self.residual_ff(x, self.feed_forward)
 
 
 class DecoderLayer(nn.Module):
@@ -324,36 +239,21 @@ class DecoderLayer(nn.Module):
         self_mask: Tensor,
         memory_mask: Tensor,
         cache: LayerCache | None = None,
-        inspect: bool = False,
-    ) -> tuple[Tensor, AttentionMaps | None, AttentionMaps | None]:
+        trace: Intermediates | None = None,
+    ) -> Tensor:
         """x (B, T, D) the new target positions; memory (B, S, D) the encoder output, or (1, S, D)
         shared by all B rows when they decode the same sentence.
 
         With a cache, x holds only the positions not seen before (one per step when decoding) and
         self_mask covers (T_new, T_cached + T_new).
         """
-        h = self.residual_self.before(x)
-        key, value = self.self_attn.project_kv(h)
-        if cache is not None:
-            if cache.self_key is not None:
-                key = torch.cat([cache.self_key, key], dim=2)
-                value = torch.cat([cache.self_value, value], dim=2)
-            cache.self_key, cache.self_value = key, value
-        attn_out, self_maps = self.self_attn(h, key, value, self_mask, inspect)
-        x = self.residual_self.after(x, attn_out)
-
-        h = self.residual_cross.before(x)
-        if cache is not None and cache.cross_key is not None:
-            key, value = cache.cross_key, cache.cross_value
-        else:
-            key, value = self.cross_attn.project_kv(memory)
-            if cache is not None:
-                cache.cross_key, cache.cross_value = key, value
-        attn_out, cross_maps = self.cross_attn(h, key, value, memory_mask, inspect)
-        x = self.residual_cross.after(x, attn_out)
-
-        x = self.residual_ff.after(x, self.feed_forward(self.residual_ff.before(x)))
-        return x, self_maps, cross_maps
+        self_cache, cross_cache = (cache.self_attn, cache.cross_attn) if cache else (None, None)
+        self_maps, cross_maps = (trace.decoder_self, trace.cross) if trace else (None, None)
+        x = self.residual_self(x, lambda h: self.self_attn(h, h, self_mask, self_cache, self_maps))
+        x = self.residual_cross(
+            x, lambda h: self.cross_attn(h, memory, memory_mask, cross_cache, cross_maps)
+        )
+        return self.residual_ff(x, self.feed_forward)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -385,7 +285,7 @@ class Transformer(nn.Module):
         self.register_buffer(
             "pe", positional_encoding(config.max_len, config.d_model), persistent=False
         )
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.encoder_layers = nn.ModuleList(
             EncoderLayer(config) for _ in range(config.n_encoder_layers)
         )
@@ -396,7 +296,6 @@ class Transformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
         self.decoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
         self.reset_parameters()
-        self.unembedding = TransposedWeight()  # E^T, see unembed()
 
     def reset_parameters(self) -> None:
         """Xavier-uniform projections; embeddings N(0, D^-1/2), so that after the sqrt(D) scale the
@@ -434,9 +333,7 @@ class Transformer(nn.Module):
         if trace is not None:
             trace.source_embedding, trace.source_positional = token_embedding, pe
         for layer in self.encoder_layers:
-            x, maps = layer(x, source_mask, inspect=trace is not None)
-            if trace is not None:
-                trace.encoder_self.append(maps)
+            x = layer(x, source_mask, trace.encoder_self if trace else None)
         return self.encoder_norm(x), source_mask
 
     def decode(
@@ -453,32 +350,22 @@ class Transformer(nn.Module):
         already cached (offset = cached length). Padded target positions only matter as keys, which
         the causal mask already hides from every real query that precedes them. memory (B, S, D),
         or (1, S, D) for B hypotheses of one sentence, with its mask from :meth:`encode`.
+        With a trace, it records the embeddings and each layer's attention into it.
         """
-        offset = 0
-        if cache is not None and cache[0].self_key is not None:
-            offset = cache[0].self_key.size(2)
+        offset = cache[0].self_attn.length if cache else 0
         x, token_embedding, pe = self.embed(target, offset)
         if trace is not None:
             trace.target_embedding, trace.target_positional = token_embedding, pe
-        length = target.size(1)
         # new queries see every cached position and the causal part of the new block
-        self_mask = subsequent_mask(offset + length, target.device)[:, :, offset:]
+        self_mask = subsequent_mask(offset + target.size(1), target.device)[:, :, offset:]
         for i, layer in enumerate(self.decoder_layers):
-            layer_cache = cache[i] if cache is not None else None
-            x, self_maps, cross_maps = layer(
-                x, memory, self_mask, memory_mask, layer_cache, inspect=trace is not None
-            )
-            if trace is not None:
-                trace.decoder_self.append(self_maps)
-                trace.cross.append(cross_maps)
+            x = layer(x, memory, self_mask, memory_mask, cache[i] if cache else None, trace)
         return self.unembed(self.decoder_norm(x))
 
     def unembed(self, x: Tensor) -> Tensor:
         """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T,
-        (..., D) -> (..., V). Without autograd it multiplies by a :class:`TransposedWeight`."""
-        if torch.is_grad_enabled():
-            return x @ self.embedding.weight.T
-        return x @ self.unembedding.of(self.embedding.weight)  # (D, V)
+        (..., D) -> (..., V)."""
+        return x @ self.embedding.weight.T
 
     def forward(
         self, source: Tensor, target: Tensor, inspect: bool = False

@@ -115,7 +115,9 @@ def test_multi_head_attention_heads_see_their_own_slice():
     torch.manual_seed(3)
     mha = MultiHeadAttention(TINY).eval()
     x = torch.randn(1, 4, TINY.d_model)
-    _, maps = mha(x, *mha.project_kv(x), None, inspect=True)
+    record = []
+    mha(x, x, None, record=record)
+    (maps,) = record
     assert maps.weights.shape == (1, TINY.n_heads, 4, 4)
     assert not torch.allclose(maps.weights[:, 0], maps.weights[:, 1])
 
@@ -149,14 +151,14 @@ def test_beams_sharing_one_cross_attention_cache_decode_as_if_each_had_its_own(m
             layer_cache.reorder(index)
         new_tokens = torch.randint(5, TINY.vocab_size, (len(parents), 1))
         prefixes = torch.cat([prefixes[index], new_tokens], dim=1)
-    assert all(c.cross_key.size(0) == 1 and c.self_key.size(0) == 2 for c in shared)
-    assert all(c.cross_key.size(0) == 2 for c in per_beam)
+    assert all(c.cross_attn.key.size(0) == 1 and c.self_attn.key.size(0) == 2 for c in shared)
+    assert all(c.cross_attn.key.size(0) == 2 for c in per_beam)
 
 
 def test_decoding_weights_follow_the_parameters_through_every_change(model):
-    """Without autograd, the linear layers and the output projection multiply by cached copies of
-    W^T. The copies follow the parameters through in-place edits and load_state_dict, stay out of
-    the state_dict, and with autograd on, the parameters themselves are used."""
+    """With autograd on or off, the linear layers and the tied output projection multiply by the
+    current parameters, through in-place edits and load_state_dict (no stale copy of a weight is
+    kept), the state_dict holds the parameters only, and gradients reach them."""
     layer = model.decoder_layers[0].feed_forward.w_1
     x = torch.randn(3, TINY.d_model)
 
