@@ -28,6 +28,7 @@ import torch
 
 from core import DEFAULT_MODEL, ModelConfig, Tokenizer, Transformer, Translator
 from core.checkpoint import write_model_dir
+from support.tiny_corpus import tiny_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "app" / "main.py")
@@ -55,8 +56,6 @@ def random_model(root: Path) -> Path:
     """A random model with the widths of train's CPU preset (6+6 layers, 8 heads, d_model 128,
     d_ff 512, pre-LN) on a small vocabulary. Untrained, it never says </s> early, so every
     search runs to its length budget: a worst case for the time per sentence."""
-    from tests.conftest import tiny_corpus
-
     tokenizer = Tokenizer.train(tiny_corpus(), root / "spm", vocab_size=400)
     config = ModelConfig(
         vocab_size=400, d_model=128, n_heads=8, d_ff=512, max_len=128, norm_first=True
@@ -128,7 +127,7 @@ def server_side(model: Path, repeat: int) -> dict[str, float]:
 
 
 def browser(model: Path) -> dict[str, float]:
-    from tests.browser import CHART, app_server, chromium_page
+    from support.browser import CHART, app_server, chromium_page
 
     results = {}
     with chromium_page() as page:

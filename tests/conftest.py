@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-import random
-
 import pytest
 import torch
 
@@ -12,6 +9,7 @@ from core.checkpoint import write_model_dir
 from core.model import ModelConfig, Transformer
 from core.tokenizer import Tokenizer
 from core.translator import Translator
+from support.tiny_corpus import tiny_corpus
 
 TINY = ModelConfig(
     vocab_size=400,
@@ -23,25 +21,6 @@ TINY = ModelConfig(
     dropout=0.0,
     max_len=96,
 )
-
-_WORDS = {
-    "en": "the a dog cat man woman child runs sleeps eats reads house garden street red small big "
-    "happy quickly today bicycle riding is are very hungry water book friend",
-    "de": "der die das Hund Katze Mann Frau Kind läuft schläft isst liest Haus Garten Straße rot "
-    "klein groß glücklich schnell heute Fahrrad fährt ist sind sehr hungrig Wasser Buch",
-    "fr": "le la un une chien chat homme femme enfant court dort mange lit maison jardin rue rouge "
-    "petit grand heureux vite aujourd'hui vélo est sont très faim eau livre ami",
-}
-
-
-def tiny_corpus(lines: int = 600, seed: int = 0) -> list[str]:
-    """Made-up sentences in the three languages, enough for a 400-piece vocabulary."""
-    rng = random.Random(seed)
-    cycle = itertools.cycle(words.split() for words in _WORDS.values())
-    return [
-        " ".join(rng.choices(next(cycle), k=rng.randint(3, 12))).capitalize() + "."
-        for _ in range(lines)
-    ]
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from core import DEFAULT_MODEL
-from tests.browser import CHART, ROOT, app_server, chromium_page, wait_for_app
+from support.browser import CHART, ROOT, app_server, chromium_page, wait_for_app
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 # (file name, page path, query): what the README shows

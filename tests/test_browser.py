@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import (
+from support.browser import (
     CHART,
     CHROMIUM,
     app_server,
