@@ -28,6 +28,24 @@ MODEL_FILE = "model.pt"
 TOKENIZER_FILE = "spm.model"
 CARD_FILE = "card.json"
 
+# Ranges of a model file's config, checked before a single weight is allocated: generous for any
+# model this lab trains (the shipped one: vocabulary 8000, d_model 192, 6 + 6 layers), far from
+# what would exhaust a machine's memory.
+CONFIG_RANGES = {
+    "vocab_size": (1, 1_000_000),
+    "d_model": (2, 16_384),
+    "n_heads": (1, 1_024),
+    "n_encoder_layers": (1, 128),
+    "n_decoder_layers": (1, 128),
+    "d_ff": (1, 65_536),
+    "max_len": (1, 65_536),
+}
+# Numbers a config may ask for in total (weights and the positional table): 4 GB as float32. Each
+# field in range can still multiply up to hundreds of GB, so the total is bounded too.
+MAX_NUMBERS = 1_000_000_000
+# A config value must be exactly one of these Python types (bool is not an int here).
+FIELD_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,)}
+
 
 class CheckpointError(RuntimeError):
     """A model file is missing, damaged or does not fit the model it claims to be."""
@@ -84,17 +102,78 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> tuple[Tr
     obj = safe_load(path)
     if obj.get("format") != FORMAT:
         raise CheckpointError(f"{path}: unknown format {obj.get('format')!r}, expected {FORMAT!r}")
-    try:
-        config = ModelConfig(**obj["config"])
-    except (KeyError, TypeError, ValueError) as error:
-        raise CheckpointError(f"{path}: bad model config ({error})") from error
-    model = Transformer(config)
+    model = Transformer(checked_model_config(path, obj.get("config")))
     try:
         state = {k: v.float() for k, v in obj["state_dict"].items()}
         model.load_state_dict(state)
     except (KeyError, RuntimeError, AttributeError) as error:
         raise CheckpointError(f"{path}: weights do not fit the config ({error})") from error
     return model.to(device).eval(), obj.get("metadata", {})
+
+
+def checked_model_config(path: str | Path, values: Any) -> ModelConfig:
+    """The ModelConfig stored in ``path``, every value checked for type and range first, so that a
+    damaged or hostile file is refused with a CheckpointError instead of allocating memory."""
+    if not isinstance(values, dict):
+        raise CheckpointError(f"{path}: no model config (found {type(values).__name__})")
+    types = {f.name: f.type for f in dataclasses.fields(ModelConfig)}
+    for name, value in values.items():
+        if name not in types:
+            raise CheckpointError(f"{path}: unknown model config field {name!r}")
+        if type(value) not in FIELD_TYPES.get(types[name], (type(value),)):
+            raise CheckpointError(f"{path}: model config {name}={value!r} is not {types[name]}")
+    values = {**dataclasses.asdict(ModelConfig()), **values}
+    ranges = {**CONFIG_RANGES, "pad_id": (0, values["vocab_size"] - 1)}
+    for name, (low, high) in ranges.items():
+        if not low <= values[name] <= high:
+            raise CheckpointError(
+                f"{path}: model config {name}={values[name]} is outside [{low}, {high}]"
+            )
+    if not 0 <= values["dropout"] < 1:
+        raise CheckpointError(f"{path}: model config dropout={values['dropout']} is outside [0, 1)")
+    try:
+        config = ModelConfig(**values)
+    except ValueError as error:  # the fields' relations: d_model even, divisible by n_heads
+        raise CheckpointError(f"{path}: bad model config ({error})") from error
+    if allocated_numbers(config) > MAX_NUMBERS:
+        raise CheckpointError(
+            f"{path}: the model config asks for {allocated_numbers(config):,} numbers, "
+            f"more than the {MAX_NUMBERS:,} this lab loads"
+        )
+    return config
+
+
+def allocated_numbers(config: ModelConfig) -> int:
+    """How many numbers building a Transformer of this config allocates: its weights (embedding
+    shared with the output layer) and the positional-encoding table."""
+    d, d_ff = config.d_model, config.d_ff
+    attention = 4 * (d * d + d)  # W^Q, W^K, W^V, W^O with biases
+    feed_forward = 2 * d * d_ff + d_ff + d
+    norm = 2 * d
+    encoder_layer = attention + feed_forward + 2 * norm
+    decoder_layer = 2 * attention + feed_forward + 3 * norm
+    final_norms = 2 * norm if config.norm_first else 0
+    return (
+        (config.vocab_size + config.max_len) * d
+        + config.n_encoder_layers * encoder_layer
+        + config.n_decoder_layers * decoder_layer
+        + final_norms
+    )
+
+
+def read_card(path: str | Path) -> dict:
+    """card.json as a dict; {} when there is none. A card that is not a UTF-8 JSON object is a
+    CheckpointError naming the file."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as error:  # ValueError: bad UTF-8 or JSON
+        raise CheckpointError(f"{path}: not a readable JSON model card ({error})") from error
+    if not isinstance(card, dict):
+        raise CheckpointError(f"{path}: the model card is a {type(card).__name__}, not an object")
+    return card
 
 
 def write_model_dir(
