@@ -21,7 +21,9 @@ from core.decoding import BeamStep, Hypothesis, best_hypothesis, length_penalty
 from core.tokenizer import has_control_characters
 from core.translator import Translation, Translator
 
-MAX_CHARS = 2000  # longer input is cut before tokenizing; the model reads far fewer pieces anyway
+# Longer input is cut before tokenizing: far more than the pieces the model reads
+# (Translator.max_source_tokens), which the truncation note reports.
+MAX_CHARS = 2000
 
 # Control and zero-width characters: core.normalize_text reads them as spaces.
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -53,8 +55,8 @@ def piece_kind(piece: str, is_special: bool, is_byte: bool) -> str:
 def analyse(
     translator: Translator, text: str, target: str, beam_size: int, alpha: float
 ) -> Analysis:
-    """Translate ``text`` with the full trace. Raises ValueError when there is nothing to translate
-    (its message is meant for the user)."""
+    """Translate ``text`` with the full trace. Raises core.InputError when there is nothing to
+    translate (its message is meant for the user)."""
     notes = []
     if len(text) > MAX_CHARS:
         text = text[:MAX_CHARS]

@@ -11,7 +11,7 @@ import streamlit as st
 import torch
 
 from app.analysis import Analysis, analyse
-from core import DEFAULT_MODEL, CheckpointError, Translator
+from core import DEFAULT_MODEL, CheckpointError, InputError, Translator
 from core.translator import EncoderBatch
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
@@ -90,7 +90,7 @@ def analysis() -> Analysis:
     s = settings()
     try:
         result = cached_analysis(str(model_dir()), s.text, s.to, s.beam, s.alpha)
-    except ValueError as error:
+    except InputError as error:
         st.info(str(error))
         st.stop()
     for note in result.notes:

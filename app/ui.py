@@ -1,5 +1,5 @@
 """Streamlit pieces every page uses: the shared sidebar, charts with PNG/SVG export, tables, and
-pickers whose values live in the URL (``bind="query-params"``: a copied link reproduces the view).
+pickers whose values live in the URL (a copied link reproduces the view).
 
 User text is only ever shown through st.text, st.code, tables and plotly labels (escaped), never
 through markdown or HTML."""
@@ -38,15 +38,7 @@ def sidebar() -> None:
             help="Ctrl+Enter or click outside to translate.",
         )
         st.pills("Classic examples", EXAMPLES, key="example", on_change=_use_example)
-        st.segmented_control(
-            "Translate into",
-            list(LANGUAGES),
-            default=DEFAULTS.to,
-            format_func=LANGUAGES.get,
-            key="to",
-            bind="query-params",
-            required=True,
-        )
+        pick("Translate into", list(LANGUAGES), "to", DEFAULTS.to, LANGUAGES.get)
         st.slider(
             "Beam size",
             1,
@@ -68,14 +60,12 @@ def sidebar() -> None:
         )
         st.divider()
         st.toggle("Presentation mode", value=DEFAULTS.present, key="present", bind="query-params")
-        st.segmented_control(
+        pick(
             "Save charts as",
             ["png", "svg"],
-            default=DEFAULTS.img,
-            format_func=str.upper,
-            key="img",
-            bind="query-params",
-            required=True,
+            "img",
+            DEFAULTS.img,
+            str.upper,
             help="The camera icon above each chart downloads it in this format.",
         )
         st.caption("The address bar holds this view: copy it to share exactly what is on screen.")
@@ -114,18 +104,21 @@ def pick(
     key: str,
     default: Any = None,
     format_func: Callable[[Any], str] = str,
+    help: str | None = None,
 ) -> Any:
-    """One of a few options as a segmented control, kept in the URL under ``key``. A value that is
-    no longer an option (another sentence, another model) falls back to the default."""
+    """One of a few options as a segmented control, kept in the URL under ``key`` as its code,
+    str(option) (``?to=fr``, not the label shown). A code that is not an option (another
+    sentence, another model, a mistyped link) falls back to the default, which the URL omits."""
     options = list(options)
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-    return st.segmented_control(
-        label,
-        options,
-        default=options[0] if default is None else default,
-        format_func=format_func,
-        key=key,
-        bind="query-params",
-        required=True,
+    default = options[0] if default is None else default
+    if st.session_state.get(key) not in options:
+        codes = {str(option): option for option in options}
+        st.session_state[key] = codes.get(st.query_params.get(key), default)
+    value = st.segmented_control(
+        label, options, format_func=format_func, key=key, required=True, help=help
     )
+    if value == default:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = str(value)
+    return value

@@ -4,12 +4,13 @@ from core.checkpoint import CheckpointError
 from core.decoding import beam_search, greedy_decode, length_penalty
 from core.model import ModelConfig, Transformer
 from core.tokenizer import LANGUAGES, Tokenizer, normalize_text
-from core.translator import DEFAULT_MODEL, Translation, Translator
+from core.translator import DEFAULT_MODEL, InputError, Translation, Translator
 
 __all__ = [
     "DEFAULT_MODEL",
     "LANGUAGES",
     "CheckpointError",
+    "InputError",
     "ModelConfig",
     "Tokenizer",
     "Transformer",

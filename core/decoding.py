@@ -15,6 +15,10 @@ from torch import Tensor
 from core.model import Intermediates, Transformer
 from core.tokenizer import BOS_ID, EOS_ID
 
+# the output budget: a translation rarely needs more than 1.5 tokens per source token, plus a few
+OUTPUT_PER_SOURCE_TOKEN = 1.5
+OUTPUT_SLACK = 10
+
 
 def length_penalty(length: int, alpha: float) -> float:
     """GNMT length penalty (Wu et al., 2016): lp(Y) = ((5 + |Y|) / 6) ** alpha.
@@ -26,7 +30,7 @@ def length_penalty(length: int, alpha: float) -> float:
 
 def max_output_length(source_length: int, max_len: int) -> int:
     """Output budget in tokens (eos included): 1.5 x the source + 10, within the model's max_len."""
-    return min(int(1.5 * source_length) + 10, max_len - 1)
+    return min(int(OUTPUT_PER_SOURCE_TOKEN * source_length) + OUTPUT_SLACK, max_len - 1)
 
 
 @torch.inference_mode()

@@ -30,6 +30,14 @@ from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, normalize_text
 
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
 DEFAULT_MODEL = PRETRAINED_DIR / "en-de-fr"
+# The source may fill half of the model's positions: its output budget (1.5 x source + 10
+# tokens, core.decoding.max_output_length) then still fits the decoder's max_len.
+SOURCE_SHARE_OF_MAX_LEN = 0.5
+GREEDY_BATCH = 64  # sentences per batch in translate_batch's greedy search
+
+
+class InputError(ValueError):
+    """Text that cannot be translated; the message is meant for the person who typed it."""
 
 
 @dataclass
@@ -121,15 +129,15 @@ class Translator:
 
     @property
     def max_source_tokens(self) -> int:
-        return self.model.config.max_len // 2
+        return int(self.model.config.max_len * SOURCE_SHARE_OF_MAX_LEN)
 
     def source_ids(self, text: str, target: str) -> tuple[list[int], bool]:
         """Encoder input ids for ``text`` and whether it had to be cut to fit the model.
 
-        Raises ValueError for text with nothing to translate.
+        Raises InputError for text with nothing to translate.
         """
         if not normalize_text(text):
-            raise ValueError("There is nothing to translate: type a sentence.")
+            raise InputError("There is nothing to translate: type a sentence.")
         ids = self.tokenizer.encode_source(text, target)
         if len(ids) <= self.max_source_tokens:
             return ids, False
@@ -235,8 +243,8 @@ class Translator:
             return outputs
         # longest first, in chunks, so each chunk pads little
         todo.sort(key=lambda i: -len(texts[i]))
-        for start in range(0, len(todo), 64):
-            chunk = todo[start : start + 64]
+        for start in range(0, len(todo), GREEDY_BATCH):
+            chunk = todo[start : start + GREEDY_BATCH]
             rows = [self.source_ids(texts[i], target)[0] for i in chunk]
             width = max(len(row) for row in rows)
             source = torch.tensor(

@@ -22,7 +22,7 @@ VIEWS = [
     ("translate", "", {"ref": "Das Tier überquerte die Straße nicht, weil es zu müde war."}),
     ("tokenization", "tokenization", {}),
     ("embeddings", "embeddings", {}),
-    ("attention", "attention", {"kind": "Cross-attention", "head": "avg", "words": "true"}),
+    ("attention", "attention", {"kind": "cross", "head": "avg", "words": "true"}),
     ("attention-grid", "attention", {"view": "All layers and heads"}),
     ("masking", "masking", {}),
     ("beam-search", "beam_search", {"step": "3"}),

@@ -113,11 +113,22 @@ def test_attention_layer_head_and_kind(app):
 
 
 def test_attention_view_comes_from_the_url(app):
-    # option widgets keep their shown label in the URL: ?kind=Decoder+masked+self-attention
-    at = app("attention", kind="Decoder masked self-attention", layer="1", head="4", to="French")
+    # the URL holds option codes (?to=fr&kind=decoder), not the labels shown
+    at = app("attention", kind="decoder", layer="1", head="4", to="fr")
     assert_fine(at)
     assert "Decoder masked self-attention, layer 1, head 4" in titles(at)
     assert at.button_group(key="to").value == "fr"
+    at.button_group(key="kind").set_value("cross").run()
+    assert at.query_params["kind"] == "cross" and at.query_params["to"] == "fr"
+    at.button_group(key="to").set_value("de").run()  # the default leaves the URL
+    assert "to" not in at.query_params
+
+
+def test_a_mistyped_link_falls_back_to_the_defaults(app):
+    at = app("attention", kind="Cross-attention", to="French", layer="99")
+    assert_fine(at)
+    assert at.button_group(key="to").value == "de"
+    assert "Encoder self-attention, layer 2, head 1" in titles(at)
 
 
 def test_model_view_draws_every_head_in_one_chart(app):
@@ -189,7 +200,7 @@ def test_masking_page_controls(app):
 
 
 def test_presentation_mode_and_svg_export(app):
-    at = app("attention", present="true", img="SVG")
+    at = app("attention", present="true", img="svg")
     assert_fine(at)
     chart = at.get("plotly_chart")[0].proto
     assert json.loads(chart.config)["toImageButtonOptions"]["format"] == "svg"
@@ -229,6 +240,15 @@ def test_user_text_is_never_rendered_as_markup(app, name):
     for element in (*at.markdown, *at.caption, *at.info, *at.warning):
         assert "<script" not in element.value and "**bold**" not in element.value
     assert not at.get("html") or all("<script" not in str(h.proto) for h in at.get("html"))
+
+
+def test_a_bug_is_not_mistaken_for_bad_input(app, monkeypatch):
+    def broken(*args):
+        raise ValueError("a bug, not something the user typed")
+
+    monkeypatch.setattr(state, "analyse", broken)
+    at = app(text="A sentence of its own, for the bug.")
+    assert at.exception and not at.info  # a traceback, not a friendly message
 
 
 def test_missing_model_is_a_clear_message(app, monkeypatch, tmp_path):

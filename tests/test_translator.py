@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from core import CheckpointError, Translator
+from core import CheckpointError, InputError, Translator
 from core.checkpoint import MODEL_FILE, TOKENIZER_FILE, load_model, save_model
 from core.model import ModelConfig, Transformer
 from tests.conftest import TINY
@@ -62,7 +62,7 @@ def test_encode_batch_pads_and_masks(translator):
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t"])
 def test_empty_text_is_a_clear_error(translator, text):
-    with pytest.raises(ValueError, match="nothing to translate"):
+    with pytest.raises(InputError, match="nothing to translate"):
         translator.translate(text)
 
 

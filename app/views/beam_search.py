@@ -7,6 +7,9 @@ import streamlit as st
 from app import figures, state, ui
 from app.analysis import beam_tree, candidate_rows, prefix_text, rerank, rerank_curves
 
+PLAY_INTERVAL_S = 0.8  # seconds per step while the search plays
+LEGEND_CHARS = 60  # a finished hypothesis is named by the end of its text in the legend
+
 st.title("Beam search, step by step")
 a = state.analysis()
 r = a.result
@@ -81,7 +84,7 @@ def step_view() -> None:
     )
 
 
-st.fragment(step_view, run_every=0.8 if playing else None)()
+st.fragment(step_view, run_every=PLAY_INTERVAL_S if playing else None)()
 
 st.header("Finished hypotheses, re-ranked by the length penalty")
 st.markdown(
@@ -93,5 +96,5 @@ ui.table(
     rerank(r.finished, s.alpha, a.pieces), {"log P": "%.3f", "lp": "%.3f", "normalised": "%.3f"}
 )
 alphas = np.linspace(0.0, 2.0, 41)
-labels = [prefix_text(h.tokens, a.pieces)[-60:] for h in r.finished]
+labels = [prefix_text(h.tokens, a.pieces)[-LEGEND_CHARS:] for h in r.finished]
 ui.chart(figures.rerank_lines(labels, rerank_curves(r.finished, alphas), alphas, s.alpha), "rerank")

@@ -6,6 +6,7 @@ import streamlit as st
 from app import figures, state, ui
 from app.analysis import MAX_CHARS
 from core.model import subsequent_mask
+from core.tokenizer import normalize_text
 from core.worked_example import W_KEY, W_QUERY, W_VALUE, walk_through
 
 KINDS = {
@@ -29,7 +30,7 @@ st.markdown(
 other = st.text_input(
     "Second sentence", value=OTHER, key="other", bind="query-params", max_chars=MAX_CHARS
 )
-if not other.strip():
+if not normalize_text(other):  # nothing to translate: the default sentence instead
     other = OTHER
 batch = state.padded_batch(str(state.model_dir()), (s.text[:MAX_CHARS], other), s.to)
 ui.chart(

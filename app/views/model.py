@@ -32,7 +32,7 @@ facts = {
     "d_k = d_model / heads": config.d_k,
     "d_ff": config.d_ff,
     "vocabulary": f"{config.vocab_size:,}",
-    "max length": config.max_len,
+    "longest input": f"{translator.max_source_tokens} pieces",  # longer sentences are cut
 }
 columns = st.columns(5)
 for i, (name, value) in enumerate(facts.items()):
