@@ -3,11 +3,14 @@
 Beam search can record every step (:class:`BeamStep`): the live hypotheses, each one's top-k next
 tokens with log-probabilities, which candidates were kept, pruned or finished and why, and the
 cross-attention that produced the step. The app's step-by-step view is drawn from this record.
+What a step keeps, finishes and prunes is decided by :func:`select`, a pure function of the ranked
+extensions; the words saying why are put together only when the search is traced.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import Tensor
@@ -111,6 +114,80 @@ def best_hypothesis(finished: list[Hypothesis], alpha: float) -> Hypothesis:
     return max(finished, key=lambda h: h.normalized(alpha))
 
 
+# --------------------------------------------------------------------------------------------------
+# One step's decision
+# --------------------------------------------------------------------------------------------------
+
+# why select() decided as it did, put into words only for a traced search
+REASONS = {
+    "enough finished": "the beam has enough finished hypotheses",
+    "eos": "ends with </s>",
+    "eos outside": "ends with </s> outside the top {beam_size}",
+    "length limit": "reached the length limit",
+    "best live": "among the {beam_size} best live extensions",
+    "not best": "not among the {beam_size} best",
+    "below overall": "below the best overall",  # not among the ranked extensions at all
+}
+
+
+@dataclass
+class Selection:
+    """What one step decided about its ranked extensions, rank by rank (best first)."""
+
+    statuses: list[str]  # "kept" (stays live), "finished" (ends a hypothesis) or "pruned"
+    reasons: list[str]  # keys of REASONS
+    parents: list[int]  # the hypothesis each kept extension extends, best first
+
+    def ranks(self, status: str) -> list[int]:
+        return [rank for rank, s in enumerate(self.statuses) if s == status]
+
+    @property
+    def kept(self) -> list[int]:
+        return self.ranks("kept")
+
+    @property
+    def finished(self) -> list[int]:
+        return self.ranks("finished")
+
+    @property
+    def pruned(self) -> list[int]:
+        return self.ranks("pruned")
+
+
+def select(
+    extensions: Sequence[tuple[int, int]], beam_size: int, n_finished: int, last_step: bool
+) -> Selection:
+    """The rule of fairseq for one step of beam search.
+
+    extensions: (parent, token) of the 2 x beam_size best extensions by cumulative
+    log-probability, best first; n_finished: hypotheses that ended at earlier steps. Going down
+    the ranks: once beam_size hypotheses have ended, the rest is pruned; an extension by eos ends
+    its hypothesis if it ranks in the top beam_size and is pruned below; any other extension stays
+    live while fewer than beam_size do (at the last step it ends instead: the length budget is
+    spent) and is pruned after.
+    """
+    statuses, reasons, parents = [], [], []
+    for rank, (parent, token) in enumerate(extensions):
+        if n_finished + statuses.count("finished") >= beam_size:
+            status, reason = "pruned", "enough finished"
+        elif token == EOS_ID:
+            status, reason = ("finished", "eos") if rank < beam_size else ("pruned", "eos outside")
+        elif statuses.count("kept") < beam_size:
+            status, reason = ("finished", "length limit") if last_step else ("kept", "best live")
+        else:
+            status, reason = "pruned", "not best"
+        statuses.append(status)
+        reasons.append(reason)
+        if status == "kept":
+            parents.append(parent)
+    return Selection(statuses, reasons, parents)
+
+
+# --------------------------------------------------------------------------------------------------
+# The search
+# --------------------------------------------------------------------------------------------------
+
+
 @torch.inference_mode()
 def beam_search(
     model: Transformer,
@@ -123,11 +200,9 @@ def beam_search(
 ) -> BeamResult:
     """Beam search for one source sentence (1, S), the live beams batched through the cache.
 
-    At every step each live hypothesis is extended by every token; of the 2 x beam_size best
-    extensions by cumulative log-probability, those ending in eos within the top beam_size become
-    finished hypotheses and the best beam_size others stay live (the rule of fairseq). Search
-    stops once beam_size hypotheses have finished or the
-    length budget is spent (then the live ones finish as they are). The result is the finished
+    At every step each live hypothesis is extended by every token, and :func:`select` decides
+    which of the 2 x beam_size best extensions stay live, end or are pruned. Search stops once
+    beam_size hypotheses have ended or the length budget is spent. The result is the ended
     hypothesis with the best length-normalised score. beam_size=1 is exactly greedy search.
 
     With trace=True every step is recorded, showing top_k candidates per hypothesis (default
@@ -136,108 +211,90 @@ def beam_search(
     if source.size(0) != 1:
         raise ValueError("beam_search decodes one sentence at a time: source must be (1, S)")
     max_length = max_length or max_output_length(source.size(1), model.config.max_len)
-    top_k = top_k or 2 * beam_size
+    narrator = _Narrator(beam_size, top_k or 2 * beam_size, alpha) if trace else None
     memory, memory_mask = model.encode(source)  # (1, S, D), shared by every hypothesis
     cache = model.new_cache()
-    live = [Hypothesis([], 0.0)]
-    finished: list[Hypothesis] = []
-    steps: list[BeamStep] = []
+    live, finished = [Hypothesis([], 0.0)], []
     for step in range(max_length):
-        last = [h.tokens[-1] if h.tokens else BOS_ID for h in live]
         step_trace = Intermediates() if trace else None
-        logits = model.decode(
-            torch.tensor(last, device=source.device)[:, None],
-            memory,
-            memory_mask,
-            cache,
-            trace=step_trace,
-        )[:, -1]  # (n, V)
-        log_probs = logits.float().log_softmax(dim=-1)
+        last = torch.tensor([h.tokens[-1] if h.tokens else BOS_ID for h in live])[:, None]
+        logits = model.decode(last.to(source.device), memory, memory_mask, cache, step_trace)
+        log_probs = logits[:, -1].float().log_softmax(dim=-1)  # (n, V)
         scores = torch.tensor([h.score for h in live], device=source.device)[:, None] + log_probs
-        best_scores, best_index = scores.view(-1).topk(min(2 * beam_size, scores.numel()))
-
-        kept: list[Hypothesis] = []
-        parents: list[int] = []
-        decided: dict[tuple[int, int], tuple[str, str]] = {}
-        last_step = step == max_length - 1
-        for rank, (score, index) in enumerate(zip(best_scores.tolist(), best_index.tolist())):
-            parent, token = divmod(index, log_probs.size(1))
-            tokens = [*live[parent].tokens, token]
-            if len(finished) >= beam_size:
-                decided[parent, token] = ("pruned", "the beam has enough finished hypotheses")
-            elif token == EOS_ID and rank < beam_size:
-                finished.append(Hypothesis(tokens, score, finished=True))
-                decided[parent, token] = ("finished", "ends with </s>")
-            elif token == EOS_ID:
-                decided[parent, token] = ("pruned", f"ends with </s> outside the top {beam_size}")
-            elif len(kept) < beam_size:
-                if last_step:
-                    finished.append(Hypothesis(tokens, score, finished=True))
-                    decided[parent, token] = ("finished", "reached the length limit")
-                else:
-                    kept.append(Hypothesis(tokens, score))
-                    parents.append(parent)
-                    decided[parent, token] = ("kept", f"among the {beam_size} best live extensions")
-            else:
-                decided[parent, token] = ("pruned", f"not among the {beam_size} best")
-
-        if trace:
-            steps.append(
-                BeamStep(
-                    step,
-                    live,
-                    _candidates(log_probs, scores, live, decided, top_k, alpha),
-                    _last_query_cross_attention(step_trace),
-                )
-            )
-        if len(finished) >= beam_size or not kept:
+        top_scores, top_index = scores.view(-1).topk(min(2 * beam_size, scores.numel()))
+        extensions = [divmod(index, log_probs.size(1)) for index in top_index.tolist()]
+        selection = select(extensions, beam_size, len(finished), step == max_length - 1)
+        grown = [
+            Hypothesis([*live[parent].tokens, token], score)
+            for (parent, token), score in zip(extensions, top_scores.tolist())
+        ]
+        finished += [replace(grown[rank], finished=True) for rank in selection.finished]
+        if narrator:
+            narrator.record(step, live, log_probs, scores, extensions, selection, step_trace)
+        if len(finished) >= beam_size or not selection.kept:
             break
-        if parents != list(range(len(live))):  # each survivor in its parent's row needs no move
-            index = torch.tensor(parents, device=source.device)
+        if selection.parents != list(range(len(live))):  # a survivor in its parent's row stays
+            index = torch.tensor(selection.parents, device=source.device)
             for layer_cache in cache:
                 layer_cache.reorder(index)
-        live = kept
-
+        live = [grown[rank] for rank in selection.kept]
     best = best_hypothesis(finished, alpha)
-    return BeamResult(best.tokens, best.score, finished, steps)
+    return BeamResult(best.tokens, best.score, finished, narrator.steps if narrator else [])
 
 
-def _candidates(
-    log_probs: Tensor,
-    scores: Tensor,
-    live: list[Hypothesis],
-    decided: dict[tuple[int, int], tuple[str, str]],
-    top_k: int,
-    alpha: float,
-) -> list[Candidate]:
-    """The top_k extensions of every live hypothesis, with what the search decided about each.
+class _Narrator:
+    """Records each step of a traced beam search as a :class:`BeamStep`."""
 
-    Decisions come from the search itself; an extension it never reached is pruned for ranking
-    below the 2 x beam_size best overall.
-    """
-    candidates = []
-    top_log_probs, top_tokens = log_probs.topk(min(top_k, log_probs.size(1)), dim=-1)  # (n, k)
-    top_scores = scores.gather(1, top_tokens)  # (n, k)
-    for parent, hypothesis in enumerate(live):
-        length = len(hypothesis.tokens) + 1
-        for log_prob, token, score in zip(
-            top_log_probs[parent].tolist(), top_tokens[parent].tolist(), top_scores[parent].tolist()
-        ):
-            status, reason = decided.get((parent, token), ("pruned", "below the best overall"))
-            candidates.append(
-                Candidate(
-                    parent,
-                    token,
-                    log_prob,
-                    score,
-                    score / length_penalty(length, alpha),
-                    status,
-                    reason,
+    def __init__(self, beam_size: int, top_k: int, alpha: float) -> None:
+        self.beam_size, self.top_k, self.alpha = beam_size, top_k, alpha
+        self.steps: list[BeamStep] = []
+
+    def record(
+        self,
+        step: int,
+        live: list[Hypothesis],
+        log_probs: Tensor,
+        scores: Tensor,
+        extensions: list[tuple[int, int]],
+        selection: Selection,
+        trace: Intermediates,
+    ) -> None:
+        decided = {
+            extension: (status, self.reason(reason))
+            for extension, status, reason in zip(extensions, selection.statuses, selection.reasons)
+        }
+        # the newest query position of each hypothesis: L x (n, H, S) -> (n, L, H, S)
+        cross = torch.stack([maps.weights[:, :, -1] for maps in trace.cross], dim=1)
+        self.steps.append(
+            BeamStep(step, live, self.candidates(log_probs, scores, live, decided), cross)
+        )
+
+    def reason(self, key: str) -> str:
+        return REASONS[key].format(beam_size=self.beam_size)
+
+    def candidates(
+        self,
+        log_probs: Tensor,
+        scores: Tensor,
+        live: list[Hypothesis],
+        decided: dict[tuple[int, int], tuple[str, str]],
+    ) -> list[Candidate]:
+        """The top_k extensions of every live hypothesis, with what the search decided about each;
+        an extension outside the ranked 2 x beam_size best is pruned as below the best overall."""
+        candidates = []
+        k = min(self.top_k, log_probs.size(1))
+        top_log_probs, top_tokens = log_probs.topk(k, dim=-1)  # (n, k)
+        top_scores = scores.gather(1, top_tokens)  # (n, k)
+        below = ("pruned", self.reason("below overall"))
+        for parent, hypothesis in enumerate(live):
+            lp = length_penalty(len(hypothesis.tokens) + 1, self.alpha)
+            for log_prob, token, score in zip(
+                top_log_probs[parent].tolist(),
+                top_tokens[parent].tolist(),
+                top_scores[parent].tolist(),
+            ):
+                status, reason = decided.get((parent, token), below)
+                candidates.append(
+                    Candidate(parent, token, log_prob, score, score / lp, status, reason)
                 )
-            )
-    return candidates
-
-
-def _last_query_cross_attention(trace: Intermediates) -> Tensor:
-    """(n, L, H, S): each hypothesis's newest query position over the source."""
-    return torch.stack([maps.weights[:, :, -1] for maps in trace.cross], dim=1)
+        return candidates

@@ -4,11 +4,13 @@ import pytest
 import torch
 
 from core.decoding import (
+    REASONS,
     Hypothesis,
     beam_search,
     best_hypothesis,
     greedy_decode,
     length_penalty,
+    select,
 )
 from core.model import Transformer
 from core.tokenizer import BOS_ID, EOS_ID
@@ -119,3 +121,42 @@ def test_length_penalty_reranks_finished_hypotheses():
     assert best_hypothesis([short, long], alpha=1.0) is long  # -2.6/2 > -2.0/1.17
     assert length_penalty(1, 0.6) == pytest.approx(1.0)
     assert length_penalty(7, 1.0) == pytest.approx(2.0)
+
+
+# select(): (parent, token) extensions ranked best first; tokens 5.. are ordinary pieces
+def test_selection_keeps_the_best_live_extensions_with_their_parents():
+    chosen = select([(1, 5), (0, 6), (1, 7), (0, 8), (1, 9)], 2, 0, last_step=False)
+    assert chosen.kept == [0, 1] and chosen.parents == [1, 0]
+    assert chosen.finished == [] and chosen.pruned == [2, 3, 4]
+    assert chosen.reasons[:3] == ["best live", "best live", "not best"]
+
+
+def test_selection_ends_hypotheses_by_eos_only_in_the_top_beam_size():
+    chosen = select([(0, 5), (1, EOS_ID), (0, 6), (2, EOS_ID), (1, 7)], 2, 0, last_step=False)
+    assert chosen.finished == [1]  # rank 1 is within the top 2; rank 3 is not
+    assert chosen.statuses == ["kept", "finished", "kept", "pruned", "pruned"]
+    assert chosen.reasons[3] == "eos outside" and chosen.parents == [0, 0]
+
+
+def test_selection_prunes_everything_once_the_beam_has_enough_finished():
+    chosen = select([(0, EOS_ID), (0, 5), (1, 6)], 2, 1, last_step=False)
+    assert chosen.finished == [0] and chosen.kept == [] and chosen.pruned == [1, 2]
+    assert chosen.reasons[1:] == ["enough finished", "enough finished"]
+
+
+def test_selection_at_the_last_step_ends_what_would_stay_live():
+    chosen = select([(0, 5), (1, 6), (0, EOS_ID), (1, 7)], 2, 0, last_step=True)
+    assert chosen.finished == [0, 1] and chosen.kept == [] and chosen.parents == []
+    assert chosen.reasons[:2] == ["length limit", "length limit"]
+    assert all(reason in REASONS for reason in chosen.reasons)
+
+
+def test_untraced_search_builds_no_narration(monkeypatch):
+    def narrate(*args):
+        raise AssertionError("narration built without a trace")
+
+    monkeypatch.setattr("core.decoding._Narrator.record", narrate)
+    model = eos_prone_model(0)
+    assert beam_search(model, sources()[0], beam_size=3).steps == []
+    with pytest.raises(AssertionError, match="narration"):
+        beam_search(model, sources()[0], beam_size=3, trace=True)
