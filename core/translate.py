@@ -2,19 +2,26 @@
 
 python -m core.translate --model pretrained/en-de-fr --target de "A man is riding a bicycle."
 echo "I am very hungry." | python -m core.translate --target fr
+
+One output line per sentence. A sentence that cannot be translated (not valid UTF-8, nothing to
+translate) gets an empty output line and an error on stderr naming it; the others are translated
+and the exit status is 1. A model that cannot be loaded: exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Iterator
 
 from core.checkpoint import CheckpointError
+from core.cli import finite_float, positive_int
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m core.translate", description=__doc__.split("\n")[0]
     )
@@ -25,28 +32,50 @@ def main(argv: list[str] | None = None) -> int:
         "--model", default=str(DEFAULT_MODEL), help="model directory (default: %(default)s)"
     )
     parser.add_argument("--target", default="de", choices=sorted(LANGUAGES), help="target language")
-    parser.add_argument("--beam-size", type=int, default=4, help="beam size; 1 is greedy search")
     parser.add_argument(
-        "--length-penalty", type=float, default=0.6, help="GNMT length penalty alpha"
+        "--beam-size", type=positive_int, default=4, help="beam size; 1 is greedy search"
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--length-penalty", type=finite_float, default=0.6, help="GNMT length penalty alpha"
+    )
+    return parser.parse_args(argv)
+
+
+def raw_sentences(arguments: list[str]) -> Iterator[tuple[str, bytes]]:
+    """Each sentence as the bytes it came as, with where it came from. Bytes, so that one line of
+    invalid UTF-8 is one sentence's error, not the end of reading."""
+    if arguments:
+        for number, text in enumerate(arguments, 1):
+            yield f"argument {number}", os.fsencode(text)  # the bytes behind undecodable argv
+    else:
+        for number, line in enumerate(sys.stdin.buffer, 1):
+            yield f"line {number}", line.rstrip(b"\r\n")
+
+
+def decoded(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not valid UTF-8 (byte {error.start + 1})") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     try:
         translator = Translator.load(args.model)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    sentences = args.text or [line.rstrip("\n") for line in sys.stdin]
-    for sentence in sentences:
+    failed = 0
+    for where, raw in raw_sentences(args.text):
         try:
-            print(
-                translator.translate(
-                    sentence, args.target, args.beam_size, args.length_penalty
-                ).text
-            )
-        except ValueError as error:
-            print(f"error: {error}", file=sys.stderr)
+            text = decoded(raw)
+            print(translator.translate(text, args.target, args.beam_size, args.length_penalty).text)
+        except ValueError as error:  # not UTF-8, or the translator's InputError
+            failed += 1
+            print(f"error: {where}: {error}", file=sys.stderr)
             print()
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

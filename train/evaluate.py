@@ -10,11 +10,13 @@ import argparse
 import json
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from tqdm import tqdm
 
 from core.checkpoint import CheckpointError
+from core.cli import finite_float, non_negative_int, positive_int
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import read_parallel
@@ -49,7 +51,7 @@ def evaluate(
     }
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m train.evaluate", description=__doc__.split("\n")[0]
     )
@@ -66,38 +68,62 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tsv", type=Path, help="instead of --src/--ref: source TAB reference per line"
     )
-    parser.add_argument("--beam-size", type=int, default=4, help="beam size; 1 is greedy search")
     parser.add_argument(
-        "--length-penalty", type=float, default=0.6, help="GNMT length penalty alpha"
+        "--beam-size", type=positive_int, default=4, help="beam size; 1 is greedy search"
     )
     parser.add_argument(
-        "--limit", type=int, default=0, help="score only the first N sentences (0 = all)"
+        "--length-penalty", type=finite_float, default=0.6, help="GNMT length penalty alpha"
+    )
+    parser.add_argument(
+        "--limit",
+        type=non_negative_int,
+        default=0,
+        help="score only the first N sentences (0 = all)",
     )
     parser.add_argument(
         "--output", type=Path, help="also write the translations here, one per line"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
-    try:
-        sources, references = read_parallel(args.src, args.ref, args.tsv)
-        translator = Translator.load(args.model)
-    except (OSError, ValueError, CheckpointError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    return parser.parse_args(argv)
+
+
+def read_data(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """Sources and references, cut to --limit; no sentence at all is an error."""
+    sources, references = read_parallel(args.src, args.ref, args.tsv)
+    if not sources:
+        raise ValueError(f"{args.tsv or args.src}: no sentences to score")
     if args.limit:
         sources, references = sources[: args.limit], references[: args.limit]
-    result = evaluate(
-        translator,
-        sources,
-        references,
-        args.target,
-        args.beam_size,
-        args.length_penalty,
-        progress=not args.quiet,
-    )
-    hypotheses = result.pop("hypotheses")
-    if args.output:
-        args.output.write_text("".join(h + "\n" for h in hypotheses))
+    return sources, references
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with ExitStack() as files:
+        try:
+            sources, references = read_data(args)
+            translator = Translator.load(args.model)
+            # opened before translating: an unwritable --output fails now, not after all the work
+            output = (
+                files.enter_context(open(args.output, "w", encoding="utf-8"))
+                if args.output
+                else None
+            )
+        except (OSError, ValueError, CheckpointError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        result = evaluate(
+            translator,
+            sources,
+            references,
+            args.target,
+            args.beam_size,
+            args.length_penalty,
+            progress=not args.quiet,
+        )
+        hypotheses = result.pop("hypotheses")
+        if output:
+            output.writelines(h + "\n" for h in hypotheses)
     print(json.dumps(result))
     return 0
 

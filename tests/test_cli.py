@@ -1,0 +1,149 @@
+"""The command lines: a bad flag is a usage error before any work, a bad sentence is reported on
+its line while the others go on, and the exit status says whether anything failed."""
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from unittest import mock
+
+import pytest
+
+from core.cli import finite_float, non_negative_int, positive_int
+from core.translate import main as translate
+from core.translator import Translator
+from train.evaluate import main as evaluate
+
+
+def run(main, *args, stdin=b""):
+    """main(args) in this process, as its command line runs it: (exit status, stdout, stderr)."""
+    stdin_stream = io.TextIOWrapper(io.BytesIO(stdin))
+    with mock.patch.object(sys, "stdin", stdin_stream), redirect_streams() as (out, err):
+        try:
+            status = main(list(args))
+        except SystemExit as exit:  # argparse's usage errors
+            status = exit.code
+    return status, out.getvalue(), err.getvalue()
+
+
+@contextmanager
+def redirect_streams():
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        yield out, err
+
+
+def test_translate_reports_a_bad_line_and_translates_the_others(tiny_model_dir):
+    stdin = b"The dog runs.\nThe cat \xff sleeps.\n\nA man reads.\n"
+    status, out, err = run(
+        translate, "--model", str(tiny_model_dir), "--beam-size", "1", stdin=stdin
+    )
+    assert status == 1
+    outputs = out.split("\n")
+    assert len(outputs) == 5 and outputs[1:3] == ["", ""]  # one output line per input line
+    errors = err.splitlines()
+    assert errors[0] == "error: line 2: not valid UTF-8 (byte 9)"
+    assert errors[1].startswith("error: line 3: ") and len(errors) == 2
+
+
+def test_translate_reports_an_undecodable_argument(tiny_model_dir):
+    # how Python hands over a command-line argument that is not UTF-8: the byte 0xff as U+DCFF
+    args = ["--model", str(tiny_model_dir), "--beam-size", "1", "The dog.", "bad \udcff byte"]
+    status, out, err = run(translate, *args)
+    assert status == 1 and out.count("\n") == 2
+    assert err == "error: argument 2: not valid UTF-8 (byte 5)\n"
+
+
+def test_translate_exits_zero_when_every_sentence_translates(tiny_model_dir):
+    status, out, err = run(translate, "--model", str(tiny_model_dir), "--beam-size", "1", "A dog.")
+    assert status == 0 and err == "" and out.count("\n") == 1
+
+
+def test_the_command_line_exits_with_the_status_of_main(tiny_model_dir):
+    command = [sys.executable, "-m", "core.translate", "--model", str(tiny_model_dir), ""]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stderr.startswith("error: argument 1: ")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--beam-size", "0", "argument --beam-size: must be at least 1, got 0"),
+        ("--beam-size", "-3", "argument --beam-size: must be at least 1, got -3"),
+        ("--beam-size", "2.5", "argument --beam-size: not a whole number: '2.5'"),
+        ("--length-penalty", "nan", "argument --length-penalty: must be finite, got 'nan'"),
+    ],
+)
+@pytest.mark.parametrize("main", [translate, evaluate], ids=["translate", "evaluate"])
+def test_bad_flag_values_are_usage_errors(main, flag, value, message):
+    status, _, err = run(main, "--target", "de", f"{flag}={value}", "x")
+    assert status == 2 and message in err
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "expected"),
+    [
+        (positive_int, "4", 4),
+        (non_negative_int, "0", 0),
+        (finite_float, "-0.5", -0.5),
+        (finite_float, "1e308", 1e308),
+    ],
+)
+def test_good_flag_values_pass(parse, text, expected):
+    assert parse(text) == expected
+
+
+@pytest.mark.parametrize(
+    "parse, text", [(non_negative_int, "-1"), (finite_float, "inf"), (finite_float, "many")]
+)
+def test_bad_flag_values_are_refused(parse, text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse(text)
+
+
+def run_evaluate(model_dir, *flags):
+    return run(evaluate, "--model", str(model_dir), "--target", "de", "--quiet", *flags)
+
+
+def test_evaluate_refuses_empty_data(tiny_model_dir, tmp_path):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    assert run_evaluate(tiny_model_dir, "--tsv", str(empty)) == (
+        2,
+        "",
+        f"error: {empty}: no sentences to score\n",
+    )
+    src, ref = tmp_path / "test.en", tmp_path / "test.de"
+    src.write_text("")
+    ref.write_text("")
+    assert run_evaluate(tiny_model_dir, "--src", str(src), "--ref", str(ref)) == (
+        2,
+        "",
+        f"error: {src}: no sentences to score\n",
+    )
+
+
+def test_evaluate_refuses_an_output_it_cannot_write_before_translating(tiny_model_dir, tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("The dog runs.\tDer Hund läuft.\n")
+    with mock.patch.object(Translator, "translate_batch") as translate_batch:
+        for output in (tmp_path, tmp_path / "missing" / "out.txt"):
+            status, out, err = run_evaluate(
+                tiny_model_dir, "--tsv", str(pairs), "--output", str(output)
+            )
+            assert status == 2 and err.startswith("error: ") and str(output) in err and out == ""
+    translate_batch.assert_not_called()
+
+
+def test_evaluate_writes_the_translations_to_output(tiny_model_dir, tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("The dog runs.\tDer Hund läuft.\nA cat.\tEine Katze.\n")
+    output = tmp_path / "out.txt"
+    status, out, err = run_evaluate(
+        tiny_model_dir, "--tsv", str(pairs), "--output", str(output), "--beam-size", "1"
+    )
+    assert status == 0 and json.loads(out)["sentences"] == 2, err
+    assert len(output.read_text(encoding="utf-8").splitlines()) == 2
