@@ -1,15 +1,15 @@
 """What the app shows, computed without Streamlit.
 
 :func:`analyse` runs the model once per (sentence, target, beam size, length penalty) and keeps
-everything the views draw from; the other functions reshape that record for one view (pieces
-merged into words, the beam tree laid out, finished hypotheses re-ranked, the metrics log read).
+everything the views draw from, attention included, labelled by core; the other functions lay out
+the beam search for one view (the tree, each step's candidates, the finished hypotheses re-ranked)
+and read the training log.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,17 +25,12 @@ from core.translator import Translation, Translator
 # (Translator.max_source_tokens), which the truncation note reports.
 MAX_CHARS = 2000
 
-# Control and zero-width characters: core.normalize_text reads them as spaces.
-_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
-_SPECIAL_PIECE = re.compile(r"<[^<>]+>")
-
 
 @dataclass
 class Analysis:
     """One translation with its full trace, and what the user should know about the input."""
 
     result: Translation
-    output_ids: list[int]  # what each decoder position predicted, ids of result.output_tokens
     source_kinds: list[str]  # piece_kind of each source piece
     output_kinds: list[str]  # piece_kind of each output piece
     pieces: dict[int, str]  # every token id that appears in the beam search trace -> its piece
@@ -83,14 +78,12 @@ def analyse(
             "the vocabulary lacks, such as emoji or other scripts. The model saw few of them in "
             "training, so expect a poor translation of that part."
         )
-    output_ids = [tokenizer.sp.piece_to_id(p) for p in result.output_tokens]
     ids = {c.token for step in result.steps for c in step.candidates}
     ids |= {t for h in result.finished for t in h.tokens}
     return Analysis(
         result,
-        output_ids,
         source_kinds,
-        _kinds(tokenizer, output_ids, result.output_tokens),
+        _kinds(tokenizer, result.output_ids, result.output_tokens),
         dict(zip(ids, tokenizer.pieces(ids))),
         notes,
         seconds,
@@ -101,62 +94,6 @@ def _kinds(tokenizer, ids: Sequence[int], pieces: Sequence[str]) -> list[str]:
     return [
         piece_kind(p, tokenizer.is_special(i), tokenizer.is_byte(i)) for i, p in zip(ids, pieces)
     ]
-
-
-# --------------------------------------------------------------------------------------------------
-# Pieces and words
-# --------------------------------------------------------------------------------------------------
-
-
-def is_special_piece(piece: str) -> bool:
-    """<s>, </s>, <pad>, <unk>, <2de>...: angle brackets, but not a byte piece like <0xF0>."""
-    return bool(_SPECIAL_PIECE.fullmatch(piece)) and not _BYTE_PIECE.fullmatch(piece)
-
-
-def word_groups(pieces: Sequence[str]) -> list[list[int]]:
-    """Positions of the pieces that make each word. A word starts at a piece beginning with ▁, at
-    a special token, and after one; every other piece continues the word before it."""
-    groups: list[list[int]] = []
-    for i, piece in enumerate(pieces):
-        starts = piece.startswith("▁") or is_special_piece(piece)
-        if not groups or starts or is_special_piece(pieces[i - 1]):
-            groups.append([i])
-        else:
-            groups[-1].append(i)
-    return groups
-
-
-def word_label(pieces: Sequence[str]) -> str:
-    """The text of a group of pieces: ▁ read as a space, byte pieces decoded as UTF-8."""
-    if len(pieces) == 1 and is_special_piece(pieces[0]):
-        return pieces[0]
-    data = b"".join(
-        bytes.fromhex(m[1]) if (m := _BYTE_PIECE.fullmatch(p)) else p.replace("▁", " ").encode()
-        for p in pieces
-    )
-    return data.decode("utf-8", errors="replace").strip() or "▁"
-
-
-def merge_attention(
-    weights: np.ndarray, query_groups: list[list[int]], key_groups: list[list[int]]
-) -> np.ndarray:
-    """Attention between words from attention between pieces, (..., q, k) -> (..., Q, K): the
-    weight a word receives is the sum over its pieces, the weights a word gives are the mean over
-    its pieces. Rows still sum to 1, and cells masked for every piece stay exactly 0."""
-    rows = np.stack([weights[..., g, :].mean(axis=-2) for g in query_groups], axis=-2)
-    return np.stack([rows[..., g].sum(axis=-1) for g in key_groups], axis=-1)
-
-
-def merge_words(
-    weights: np.ndarray, queries: Sequence[str], keys: Sequence[str]
-) -> tuple[np.ndarray, list[str], list[str]]:
-    """:func:`merge_attention` over the word groups of the query and key pieces, with the words."""
-    query_groups, key_groups = word_groups(queries), word_groups(keys)
-    return (
-        merge_attention(weights, query_groups, key_groups),
-        [word_label([queries[i] for i in g]) for g in query_groups],
-        [word_label([keys[i] for i in g]) for g in key_groups],
-    )
 
 
 # --------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.analysis import TreeNode
+from core.labelled_attention import LabelledAttention
 
 ATTENTION_SCALE = "Blues"
 DIVERGING_SCALE = "RdBu_r"
@@ -136,12 +137,23 @@ def heatmap(
     return fig
 
 
-def attention_grid(weights: np.ndarray, queries: Sequence[str], keys: Sequence[str]) -> go.Figure:
+def attention_map(
+    attention: LabelledAttention, layer: int, head: int | None = None, title: str = ""
+) -> go.Figure:
+    """One layer of a LabelledAttention (layer and head count from 0): one head, or with
+    head=None the average of the heads; rows and columns carry core's labels."""
+    weights = attention.weights[layer]  # (H, Q, K)
+    z = weights.mean(axis=0) if head is None else weights[head]
+    return heatmap(z, attention.query_labels, attention.key_labels, title=title)
+
+
+def attention_grid(attention: LabelledAttention) -> go.Figure:
     """The model view: weights (L, H, q, k) as one mosaic of small maps, a row of tiles per layer
     and a column per head, one cell apart, on one 0..1 colour scale. (One heatmap, not L x H
     subplots: far faster to build and draw.) Hover names the layer, head and tokens, up to
     GRID_HOVER_CELLS cells; beyond that (long sentences) only the weight, to keep the page light.
     """
+    weights, queries, keys = attention.weights, attention.query_labels, attention.key_labels
     layers, heads, q, k = weights.shape
     z = np.full((layers * (q + 1) - 1, heads * (k + 1) - 1), np.nan)
     tiles = [

@@ -17,6 +17,15 @@ from app.state import DEFAULTS, EXAMPLES, settings
 from core import LANGUAGES
 
 PRESENTATION_CSS = "<style>html { font-size: 22px; }</style>"
+ATTENTION_KINDS = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Cross-attention",
+}
+DECODER_ROWS = (
+    "A decoder row is the position that reads a piece and predicts the next: `<s> → Sie` reads "
+    "`<s>` and predicts Sie, and the last row predicts `</s>`."
+)
 
 
 def _use_example() -> None:

@@ -9,12 +9,13 @@ extensions; the words saying why are put together only when the search is traced
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import torch
 from torch import Tensor
 
+from core.labelled_attention import LabelledAttention, hypothesis_labels
 from core.model import Intermediates, Transformer
 from core.tokenizer import BOS_ID, EOS_ID
 
@@ -98,7 +99,8 @@ class BeamStep:
     step: int
     hypotheses: list[Hypothesis]  # the live prefixes the step extended
     candidates: list[Candidate]  # top-k per hypothesis, best first per parent
-    cross_attention: Tensor  # (n_hypotheses, L, H, S): each prefix's last query over the source
+    # (layers, heads, hypotheses, source): each prefix's newest position over the source
+    cross_attention: LabelledAttention
 
 
 @dataclass
@@ -197,6 +199,7 @@ def beam_search(
     max_length: int | None = None,
     trace: bool = False,
     top_k: int | None = None,
+    pieces: Callable[[list[int]], list[str]] | None = None,
 ) -> BeamResult:
     """Beam search for one source sentence (1, S), the live beams batched through the cache.
 
@@ -206,12 +209,14 @@ def beam_search(
     hypothesis with the best length-normalised score. beam_size=1 is exactly greedy search.
 
     With trace=True every step is recorded, showing top_k candidates per hypothesis (default
-    2 x beam_size).
+    2 x beam_size), its attention labelled by ``pieces`` (token ids -> texts; default: the ids).
     """
     if source.size(0) != 1:
         raise ValueError("beam_search decodes one sentence at a time: source must be (1, S)")
     max_length = max_length or max_output_length(source.size(1), model.config.max_len)
-    narrator = _Narrator(beam_size, top_k or 2 * beam_size, alpha) if trace else None
+    narrator = (
+        _Narrator(source, beam_size, top_k or 2 * beam_size, alpha, pieces) if trace else None
+    )
     memory, memory_mask = model.encode(source)  # (1, S, D), shared by every hypothesis
     cache = model.new_cache()
     live, finished = [Hypothesis([], 0.0)], []
@@ -245,8 +250,17 @@ def beam_search(
 class _Narrator:
     """Records each step of a traced beam search as a :class:`BeamStep`."""
 
-    def __init__(self, beam_size: int, top_k: int, alpha: float) -> None:
+    def __init__(
+        self,
+        source: Tensor,
+        beam_size: int,
+        top_k: int,
+        alpha: float,
+        pieces: Callable[[list[int]], list[str]] | None,
+    ) -> None:
         self.beam_size, self.top_k, self.alpha = beam_size, top_k, alpha
+        self.pieces = pieces or (lambda ids: [str(i) for i in ids])
+        self.source_labels = self.pieces(source[0].tolist())
         self.steps: list[BeamStep] = []
 
     def record(
@@ -263,8 +277,13 @@ class _Narrator:
             extension: (status, self.reason(reason))
             for extension, status, reason in zip(extensions, selection.statuses, selection.reasons)
         }
-        # the newest query position of each hypothesis: L x (n, H, S) -> (n, L, H, S)
-        cross = torch.stack([maps.weights[:, :, -1] for maps in trace.cross], dim=1)
+        # the newest query position of each hypothesis: L x (n, H, S) -> (L, H, n, S)
+        weights = torch.stack([maps.weights[:, :, -1] for maps in trace.cross]).transpose(1, 2)
+        cross = LabelledAttention(
+            weights.float().numpy(),
+            hypothesis_labels([h.tokens for h in live], self.pieces),
+            self.source_labels,
+        )
         self.steps.append(
             BeamStep(step, live, self.candidates(log_probs, scores, live, decided), cross)
         )

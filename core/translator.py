@@ -3,15 +3,16 @@
     from core import Translator
     translator = Translator.load()                 # the shipped model in pretrained/
     result = translator.translate("The dog runs away.", target="de", trace=True)
-    result.text, result.source_tokens, result.target_tokens
-    result.attention.encoder   # (layers, heads, S, S)   rows: queries, columns: keys
-    result.attention.decoder   # (layers, heads, T, T)
-    result.attention.cross     # (layers, heads, T, S)
-    result.steps               # the beam search, step by step
+    result.text, result.source_tokens, result.decoder_input_tokens, result.output_tokens
+    result.attention.cross.weights         # (layers, heads, T, S)   rows: queries, columns: keys
+    result.attention.cross.query_labels    # T decoder positions: "<s> → ▁Der", ...
+    result.attention.cross.key_labels      # S source pieces: "<2de>", "▁The", ...
+    result.word_attention.cross            # the same, pieces merged into words
+    result.steps                           # the beam search, step by step
 
-Axes: S indexes ``source_tokens`` (the encoder input: <2de> pieces </s>); T indexes
-``target_tokens`` (the decoder input: <s> followed by the output pieces). Decoder row t predicted
-``output_tokens[t]``.
+S indexes ``source_tokens`` (the encoder input: <2de> pieces </s>); T indexes the decoder
+positions: position t reads ``decoder_input_tokens[t]`` (<s>, then the output so far) and predicts
+``output_tokens[t]``. See :mod:`core.labelled_attention` for every kind of attention.
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ import torch
 
 from core.checkpoint import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, CheckpointError, load_model
 from core.decoding import BeamStep, Hypothesis, beam_search, greedy_decode
-from core.model import AttentionMaps, Intermediates, Transformer
+from core.labelled_attention import (
+    AttentionSet,
+    LabelledAttention,
+    in_words,
+    labelled,
+    traced_attention,
+)
+from core.model import Intermediates, Transformer
 from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, normalize_text
 
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
@@ -41,22 +49,13 @@ class InputError(ValueError):
 
 
 @dataclass
-class AttentionSet:
-    """One quantity for the three kinds of attention, each (layers, heads, queries, keys)."""
-
-    encoder: np.ndarray  # (L, H, S, S)
-    decoder: np.ndarray  # (L, H, T, T)
-    cross: np.ndarray  # (L, H, T, S)
-
-
-@dataclass
 class Embeddings:
     """What entered the first layers: token embedding * sqrt(d_model), and positional encoding."""
 
     source_token: np.ndarray  # (S, D)
     source_position: np.ndarray  # (S, D)
-    target_token: np.ndarray  # (T, D)
-    target_position: np.ndarray  # (T, D)
+    decoder_input_token: np.ndarray  # (T, D)
+    decoder_input_position: np.ndarray  # (T, D)
 
 
 @dataclass
@@ -65,14 +64,14 @@ class Translation:
     target: str
     source_ids: list[int]
     source_tokens: list[str]  # encoder input pieces: <2xx> ... </s>
-    target_ids: list[int]
-    target_tokens: list[str]  # decoder input pieces: <s> ...
+    decoder_input_ids: list[int]
+    decoder_input_tokens: list[str]  # what each decoder position reads: <s> ...
+    output_ids: list[int]
     output_tokens: list[str]  # what each decoder position predicted: ... </s>
     score: float  # log-probability of the output
     truncated: bool = False  # the source was longer than the model takes, and was cut
-    attention: AttentionSet | None = None  # softmax weights
-    scores: AttentionSet | None = None  # raw QK^T / sqrt(d_k)
-    masked_scores: AttentionSet | None = None  # scores with -inf where masked
+    attention: AttentionSet | None = None  # piece by piece: weights, scores, masked scores
+    word_attention: AttentionSet | None = None  # pieces merged into words: weights
     embeddings: Embeddings | None = None
     steps: list[BeamStep] = field(default_factory=list)
     finished: list[Hypothesis] = field(default_factory=list)
@@ -85,12 +84,7 @@ class EncoderBatch:
     source_ids: np.ndarray  # (B, S), padded with PAD_ID
     source_tokens: list[list[str]]  # B lists of S pieces, "<pad>" included
     padding_mask: np.ndarray  # (B, S), True for real tokens
-    attention: list[AttentionMaps]  # L x (B, H, S, S), as numpy arrays
-
-
-def _stack(maps: list[AttentionMaps], name: str) -> np.ndarray:
-    """L x (1, H, q, k) -> (L, H, q, k) of one AttentionMaps field."""
-    return torch.stack([getattr(m, name)[0] for m in maps]).float().numpy()
+    attention: list[LabelledAttention]  # per sentence, (L, H, S, S) encoder self-attention
 
 
 class Translator:
@@ -162,17 +156,20 @@ class Translator:
             raise ValueError(f"beam_size must be at least 1, got {beam_size}")
         ids, truncated = self.source_ids(text, target)
         source = torch.tensor([ids], device=self.device)
-        beam = beam_search(self.model, source, beam_size, length_penalty, max_length, trace)
+        pieces = self.tokenizer.pieces
+        beam = beam_search(
+            self.model, source, beam_size, length_penalty, max_length, trace, pieces=pieces
+        )
         output = beam.tokens  # ends with eos unless the length budget ran out
         decoder_input = [BOS_ID, *output[:-1]]
-        pieces = self.tokenizer.pieces
         result = Translation(
             text=self.tokenizer.decode(output),
             target=target,
             source_ids=ids,
             source_tokens=pieces(ids),
-            target_ids=decoder_input,
-            target_tokens=pieces(decoder_input),
+            decoder_input_ids=decoder_input,
+            decoder_input_tokens=pieces(decoder_input),
+            output_ids=output,
             output_tokens=pieces(output),
             score=beam.score,
             truncated=truncated,
@@ -180,31 +177,22 @@ class Translator:
             finished=beam.finished,
         )
         if trace:
-            self._attach_trace(result, source, decoder_input)
+            self._attach_trace(result, source)
         return result
 
     @torch.inference_mode()
-    def _attach_trace(
-        self, result: Translation, source: torch.Tensor, decoder_input: list[int]
-    ) -> None:
-        target = torch.tensor([decoder_input], device=self.device)
-        _, inter = self.model(source, target, inspect=True)
-        for name in ("attention", "scores", "masked_scores"):
-            field_name = "weights" if name == "attention" else name
-            setattr(
-                result,
-                name,
-                AttentionSet(
-                    _stack(inter.encoder_self, field_name),
-                    _stack(inter.decoder_self, field_name),
-                    _stack(inter.cross, field_name),
-                ),
-            )
+    def _attach_trace(self, result: Translation, source: torch.Tensor) -> None:
+        """The attention and embeddings of a full pass over the chosen output."""
+        target = torch.tensor([result.decoder_input_ids], device=self.device)
+        _, trace = self.model(source, target, inspect=True)
+        texts = (result.source_tokens, result.decoder_input_tokens, result.output_tokens)
+        result.attention = traced_attention(trace, *texts)
+        result.word_attention = in_words(result.attention, *texts)
         result.embeddings = Embeddings(
-            inter.source_embedding[0].float().numpy(),
-            inter.source_positional.float().numpy(),
-            inter.target_embedding[0].float().numpy(),
-            inter.target_positional.float().numpy(),
+            trace.source_embedding[0].float().numpy(),
+            trace.source_positional.float().numpy(),
+            trace.target_embedding[0].float().numpy(),
+            trace.target_positional.float().numpy(),
         )
 
     @torch.inference_mode()
@@ -214,20 +202,11 @@ class Translator:
         width = max(len(row) for row in rows)
         padded = [row + [PAD_ID] * (width - len(row)) for row in rows]
         source = torch.tensor(padded, device=self.device)
-        inter = Intermediates()
-        self.model.encode(source, inter)
-        maps = [
-            AttentionMaps(
-                *(getattr(m, n).float().numpy() for n in ("scores", "masked_scores", "weights"))
-            )
-            for m in inter.encoder_self
-        ]
-        return EncoderBatch(
-            np.array(padded),
-            [self.tokenizer.pieces(row) for row in padded],
-            np.array(padded) != PAD_ID,
-            maps,
-        )
+        trace = Intermediates()
+        self.model.encode(source, trace)
+        tokens = [self.tokenizer.pieces(row) for row in padded]
+        attention = [labelled(trace.encoder_self, t, t, row) for row, t in enumerate(tokens)]
+        return EncoderBatch(np.array(padded), tokens, np.array(padded) != PAD_ID, attention)
 
     @torch.inference_mode()
     def translate_batch(

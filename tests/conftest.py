@@ -7,7 +7,7 @@ import torch
 
 from core.checkpoint import write_model_dir
 from core.model import ModelConfig, Transformer
-from core.tokenizer import Tokenizer
+from core.tokenizer import EOS_ID, Tokenizer
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
 
@@ -42,3 +42,12 @@ def translator(tiny_model_dir) -> Translator:
 def model() -> Transformer:
     torch.manual_seed(0)
     return Transformer(TINY).eval()
+
+
+def eos_prone_model(seed: int) -> Transformer:
+    """A random model nudged to say </s> now and then, so searches end by eos, not by length."""
+    torch.manual_seed(seed)
+    model = Transformer(TINY).eval()
+    with torch.no_grad():
+        model.embedding.weight[EOS_ID] *= 6
+    return model

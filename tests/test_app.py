@@ -131,6 +131,19 @@ def test_a_mistyped_link_falls_back_to_the_defaults(app):
     assert "Encoder self-attention, layer 2, head 1" in titles(at)
 
 
+def test_translate_and_attention_pages_draw_the_same_alignment(app):
+    """The same sentence shows the same matrix with the same labels on both pages."""
+    alignment = charts(app())[0]
+    attention = charts(app("attention", kind="cross", head="avg", words="true"))[0]
+    assert alignment["data"][0]["z"] == attention["data"][0]["z"]
+    for axis in ("xaxis", "yaxis"):
+        assert alignment["layout"][axis]["ticktext"] == attention["layout"][axis]["ticktext"]
+    rows = alignment["layout"]["yaxis"]["ticktext"]
+    assert rows[0].startswith("&lt;s&gt; → ") and all(" → " in row for row in rows)
+    caption = "the last row predicts `</s>`"
+    assert caption in texts(app()) and caption in texts(app("attention", kind="cross"))
+
+
 def test_model_view_draws_every_head_in_one_chart(app):
     at = app("attention", view="All layers and heads")
     assert_fine(at)

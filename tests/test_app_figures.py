@@ -12,17 +12,15 @@ from app.analysis import (
     analyse,
     beam_tree,
     candidate_rows,
-    merge_attention,
-    merge_words,
     read_metrics,
     rerank,
     rerank_curves,
     series,
-    word_groups,
-    word_label,
 )
 from core.decoding import Hypothesis, best_hypothesis
+from core.labelled_attention import LabelledAttention
 from core.model import positional_encoding
+from core.words import merge_attention, word_groups, word_label
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +34,8 @@ def ticks(axis):
 
 def test_attention_heatmap_is_the_traced_head_on_position_axes(analysis):
     r = analysis.result
-    weights = r.attention.encoder[1, 2]
-    fig = figures.heatmap(weights, r.source_tokens, r.source_tokens)
+    weights = r.attention.encoder.weights[1, 2]
+    fig = figures.attention_map(r.attention.encoder, 1, 2)
     np.testing.assert_array_equal(fig.data[0].z, weights)
     assert list(fig.data[0].x) == list(range(len(r.source_tokens)))
     tickvals, ticktext = ticks(fig.layout.xaxis)
@@ -49,10 +47,11 @@ def test_attention_heatmap_is_the_traced_head_on_position_axes(analysis):
 
 def test_hover_names_query_key_and_value(analysis):
     r = analysis.result
-    weights = r.attention.cross[0, 1]
-    fig = figures.heatmap(weights, r.target_tokens, r.source_tokens)
+    weights = r.attention.cross.weights[0, 1]
+    fig = figures.attention_map(r.attention.cross, 0, 1)
     hover = fig.data[0].customdata[1][2]
-    assert f"query 1: {figures.plot_text(r.target_tokens[1])}" in hover
+    position = f"{r.decoder_input_tokens[1]} → {r.output_tokens[1]}"
+    assert f"query 1: {figures.plot_text(position)}" in hover
     assert f"key 2: {figures.plot_text(r.source_tokens[2])}" in hover
     assert f"weight {weights[1, 2]:.4f}" in hover
     assert fig.data[0].hovertemplate == "%{customdata}<extra></extra>"
@@ -60,17 +59,18 @@ def test_hover_names_query_key_and_value(analysis):
 
 def test_causal_cells_are_exactly_zero_in_the_figure(analysis):
     r = analysis.result
-    fig = figures.heatmap(r.attention.decoder[0, 0], r.target_tokens, r.target_tokens)
+    fig = figures.attention_map(r.attention.decoder, 0, 0)
     z = np.asarray(fig.data[0].z)
-    above = np.triu_indices(len(r.target_tokens), 1)
+    above = np.triu_indices(len(r.decoder_input_tokens), 1)
     assert (z[above] == 0).all()
     np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-5)
 
 
 def test_masked_scores_are_drawn_as_minus_infinity(analysis):
     r = analysis.result
-    masked = r.masked_scores.decoder[1, 3]
-    fig = figures.heatmap(masked, r.target_tokens, r.target_tokens, zmin=None, zmax=None)
+    decoder = r.attention.decoder
+    masked = decoder.masked_scores[1, 3]
+    fig = figures.heatmap(masked, decoder.query_labels, decoder.key_labels, zmin=None, zmax=None)
     z = np.asarray(fig.data[0].z, dtype=float)
     inf = np.isneginf(masked)
     assert inf.any() and np.isnan(z[inf]).all()
@@ -89,9 +89,9 @@ def test_labels_are_shown_literally_never_as_markup():
 
 def test_model_view_tiles_are_every_layer_and_head(analysis):
     r = analysis.result
-    weights = r.attention.cross
+    weights = r.attention.cross.weights
     layers, heads, q, k = weights.shape
-    fig = figures.attention_grid(weights, r.target_tokens, r.source_tokens)
+    fig = figures.attention_grid(r.attention.cross)
     z = np.asarray(fig.data[0].z, dtype=float)
     for layer in range(layers):
         for head in range(heads):
@@ -100,10 +100,12 @@ def test_model_view_tiles_are_every_layer_and_head(analysis):
     assert np.isnan(z[q]).all()  # a blank row between layers
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
     first_query, first_key = (
-        figures.plot_text(t) for t in (r.target_tokens[0], r.source_tokens[0])
+        figures.plot_text(t) for t in (r.attention.cross.query_labels[0], r.source_tokens[0])
     )
     assert fig.data[0].customdata[q + 1][0] == f"L2 H1 · 0: {first_query} → 0: {first_key}"
-    long = figures.attention_grid(np.zeros((6, 8, 40, 40)), ["a"] * 40, ["b"] * 40)
+    long = figures.attention_grid(
+        LabelledAttention(np.zeros((6, 8, 40, 40)), ["a"] * 40, ["b"] * 40)
+    )
     assert long.data[0].customdata is None  # long sentences: weight only, a lighter page
 
 
@@ -136,10 +138,11 @@ def test_byte_pieces_merge_into_their_character():
 
 def test_merge_words_on_the_trace(analysis):
     r = analysis.result
-    merged, queries, keys = merge_words(r.attention.encoder, r.source_tokens, r.source_tokens)
-    assert merged.shape[:2] == r.attention.encoder.shape[:2]
+    merged = r.word_attention.encoder
+    queries, keys = merged.query_labels, merged.key_labels
+    assert merged.weights.shape[:2] == r.attention.encoder.weights.shape[:2]
     assert queries == keys and "dog" in queries and queries.count("dog") == 2
-    np.testing.assert_allclose(merged.sum(axis=-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(merged.weights.sum(axis=-1), 1.0, atol=1e-5)
 
 
 def test_beam_tree_holds_what_the_search_kept_and_the_chosen_output(analysis):
@@ -155,13 +158,13 @@ def test_beam_tree_holds_what_the_search_kept_and_the_chosen_output(analysis):
                 assert (node.status, node.score, node.log_prob) == (c.status, c.score, c.log_prob)
             elif c.status == "pruned":
                 assert prefix not in prefixes or prefixes[prefix].status != "pruned"
-    output = tuple(analysis.output_ids)
+    output = tuple(analysis.result.output_ids)
     assert prefixes[output].status == "finished"
     for i in range(len(output)):  # the whole path of the output is in the tree
         assert output[: i + 1] in prefixes
     for node in nodes:  # parents come before their children
         assert node.prefix == () or prefixes[node.parent].step < node.step
-    fig = figures.beam_tree(nodes, analysis.output_ids, last)
+    fig = figures.beam_tree(nodes, analysis.result.output_ids, last)
     drawn = sum(len(t.x) for t in fig.data if t.mode == "markers+text")
     assert drawn == len(nodes)
 

@@ -18,24 +18,27 @@ def test_translate_returns_text_and_tokens(translator):
     result = translator.translate("The dog runs.", target="de", beam_size=2)
     assert isinstance(result.text, str)
     assert result.source_tokens[0] == "<2de>" and result.source_tokens[-1] == "</s>"
-    assert result.target_tokens[0] == "<s>"
-    assert len(result.output_tokens) == len(result.target_tokens)
+    assert result.decoder_input_tokens[0] == "<s>"
+    assert len(result.output_tokens) == len(result.decoder_input_tokens)
     assert result.attention is None and result.steps == []
 
 
 def test_trace_shapes_follow_the_contract(translator):
     result = translator.translate("The small dog runs.", target="fr", beam_size=3, trace=True)
-    s, t = len(result.source_tokens), len(result.target_tokens)
+    s, t = len(result.source_tokens), len(result.decoder_input_tokens)
     layers, heads = TINY.n_encoder_layers, TINY.n_heads
-    assert result.attention.encoder.shape == (layers, heads, s, s)
-    assert result.attention.decoder.shape == (TINY.n_decoder_layers, heads, t, t)
-    assert result.attention.cross.shape == (TINY.n_decoder_layers, heads, t, s)
-    for weights in (result.attention.encoder, result.attention.decoder, result.attention.cross):
+    encoder, decoder, cross = (
+        result.attention.encoder,
+        result.attention.decoder,
+        result.attention.cross,
+    )
+    assert encoder.weights.shape == (layers, heads, s, s)
+    assert decoder.weights.shape == (TINY.n_decoder_layers, heads, t, t)
+    assert cross.weights.shape == (TINY.n_decoder_layers, heads, t, s)
+    for weights in (encoder.weights, decoder.weights, cross.weights):
         np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
-    assert (
-        result.attention.decoder[..., np.triu_indices(t, 1)[0], np.triu_indices(t, 1)[1]] == 0
-    ).all()
-    assert np.isinf(result.masked_scores.decoder[0, 0, 0, 1:]).all()
+    assert (decoder.weights[..., np.triu_indices(t, 1)[0], np.triu_indices(t, 1)[1]] == 0).all()
+    assert np.isinf(decoder.masked_scores[0, 0, 0, 1:]).all()
     assert result.embeddings.source_token.shape == (s, TINY.d_model)
     assert result.steps and result.finished
 
@@ -45,9 +48,11 @@ def test_trace_equals_what_cached_beam_search_saw(translator):
     result = translator.translate("The cat sleeps.", target="de", beam_size=1, trace=True)
     assert len(result.steps) == len(result.output_tokens)
     for step in result.steps:  # with one beam, every step's prefix is a prefix of the output
-        assert step.hypotheses[0].tokens == result.target_ids[1 : step.step + 1]
+        assert step.hypotheses[0].tokens == result.decoder_input_ids[1 : step.step + 1]
         np.testing.assert_allclose(
-            step.cross_attention[0].numpy(), result.attention.cross[:, :, step.step], atol=1e-5
+            step.cross_attention.weights[:, :, 0],
+            result.attention.cross.weights[:, :, step.step],
+            atol=1e-5,
         )
 
 
@@ -55,8 +60,7 @@ def test_encode_batch_pads_and_masks(translator):
     batch = translator.encode_batch(["A dog.", "The happy child reads a big red book today."])
     assert batch.padding_mask[0].sum() < batch.padding_mask.shape[1]
     pad = ~batch.padding_mask[0]
-    for maps in batch.attention:
-        assert (maps.weights[0][:, :, pad] == 0).all()
+    assert (batch.attention[0].weights[..., pad] == 0).all()
     assert batch.source_tokens[0][-1] == "<pad>"
 
 

@@ -3,13 +3,7 @@
 import streamlit as st
 
 from app import figures, state, ui
-from app.analysis import merge_words
 
-KINDS = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Decoder masked self-attention",
-    "cross": "Cross-attention",
-}
 EXPLAIN = {
     "encoder": "Each source piece (row) attends to every source piece (column).",
     "decoder": "Each decoder position (row) attends to itself and the positions before it: the "
@@ -19,16 +13,14 @@ EXPLAIN = {
 }
 
 st.title("Attention")
-a = state.analysis()
-r = a.result
-kind = ui.pick("Attention", list(KINDS), "kind", format_func=KINDS.get)
+r = state.analysis().result
+kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
 st.caption(EXPLAIN[kind])
-weights = getattr(r.attention, kind)  # (L, H, q, k)
-queries = r.source_tokens if kind == "encoder" else r.target_tokens
-keys = r.target_tokens if kind == "decoder" else r.source_tokens
+if kind != "encoder":
+    st.caption(ui.DECODER_ROWS)
 words = st.toggle("Merge pieces into words", key="words", bind="query-params")
-if words:
-    weights, queries, keys = merge_words(weights, queries, keys)
+attention = getattr(r.word_attention if words else r.attention, kind)
+n_layers, n_heads = attention.weights.shape[:2]
 
 single, grid = st.tabs(
     ["One head", "All layers and heads"], key="view", bind="query-params", on_change="rerun"
@@ -37,16 +29,14 @@ if single.open is not False:  # None: tabs without state (AppTest); draw it
     with single:
         left, right = st.columns([2, 3])
         with left:
-            layer = ui.pick("Layer", range(1, len(weights) + 1), "layer", default=len(weights))
+            layer = ui.pick("Layer", range(1, n_layers + 1), "layer", default=n_layers)
         with right:
-            head = ui.pick("Head", ["avg", *range(1, weights.shape[1] + 1)], "head", default=1)
-        if head == "avg":
-            selected, head_name = weights[layer - 1].mean(axis=0), "average of the heads"
-        else:
-            selected, head_name = weights[layer - 1, head - 1], f"head {head}"
-        title = f"{KINDS[kind]}, layer {layer}, {head_name}"
-        ui.chart(figures.heatmap(selected, queries, keys, title=title), "attention-head")
+            head = ui.pick("Head", ["avg", *range(1, n_heads + 1)], "head", default=1)
+        head_name = "average of the heads" if head == "avg" else f"head {head}"
+        title = f"{ui.ATTENTION_KINDS[kind]}, layer {layer}, {head_name}"
+        head_index = None if head == "avg" else head - 1
+        ui.chart(figures.attention_map(attention, layer - 1, head_index, title), "attention-head")
 if grid.open:
     with grid:
         st.caption("A row of maps per layer, a column per head. Hover a cell for its tokens.")
-        ui.chart(figures.attention_grid(weights, queries, keys), "attention-grid")
+        ui.chart(figures.attention_grid(attention), "attention-grid")

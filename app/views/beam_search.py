@@ -50,7 +50,7 @@ def step_view() -> None:
     with slider:
         step = st.slider("Step", 0, last, key="step", bind="query-params") if last else 0
     beam_step = r.steps[step]
-    ui.chart(figures.beam_tree(beam_tree(r.steps, a.pieces, step), a.output_ids, step), "beam-tree")
+    ui.chart(figures.beam_tree(beam_tree(r.steps, a.pieces, step), r.output_ids, step), "beam-tree")
     st.caption(
         "Green path: the output. Blue: kept live, green dots: finished, grey: pruned at this step "
         "(shown for the shaded step only). Hover a node for its probabilities and scores."
@@ -62,22 +62,16 @@ def step_view() -> None:
         ui.chart(figures.candidate_bars(rows), "candidates")
     with right:
         st.subheader("Cross-attention behind this step")
-        n_layers, n_heads = beam_step.cross_attention.shape[1:3]
+        cross = beam_step.cross_attention
+        n_layers, n_heads = cross.weights.shape[:2]
         layer = ui.pick("Layer", range(1, n_layers + 1), "xlayer", default=n_layers)
         head = ui.pick("Head", ["avg", *range(1, n_heads + 1)], "xhead")
-        cross = beam_step.cross_attention[:, layer - 1].numpy()  # (n_hyp, H, S)
-        rows_weights = cross.mean(axis=1) if head == "avg" else cross[:, head - 1]
-        labels = [
-            f"beam {i + 1}: {prefix_text(h.tokens[-3:], a.pieces)}"
-            for i, h in enumerate(beam_step.hypotheses)
-        ]
-        ui.chart(
-            figures.heatmap(
-                rows_weights, labels, r.source_tokens, axis_names=("hypothesis", "source")
-            ),
-            "step-cross-attention",
+        head_index = None if head == "avg" else head - 1
+        ui.chart(figures.attention_map(cross, layer - 1, head_index), "step-cross-attention")
+        st.caption(
+            "A row per live hypothesis: its newest position, which reads the end of its prefix "
+            "and predicts the piece this step chooses (?), attending over the source."
         )
-        st.caption("Each live hypothesis' newest position attending over the source.")
     ui.table(
         rows,
         {"probability": "%.3f", "log-prob": "%.3f", "cumulative": "%.3f", "normalised": "%.3f"},

@@ -9,11 +9,6 @@ from core.model import subsequent_mask
 from core.tokenizer import normalize_text
 from core.worked_example import W_KEY, W_QUERY, W_VALUE, walk_through
 
-KINDS = {
-    "decoder": "Decoder self-attention",
-    "encoder": "Encoder self-attention",
-    "cross": "Cross-attention",
-}
 OTHER = "A dog runs."
 
 st.title("Masking")
@@ -47,22 +42,15 @@ ui.chart(
     ),
     "padding-mask",
 )
-padded_row = int(np.argmin(batch.padding_mask.sum(axis=1)))
-row_tokens = batch.source_tokens[padded_row]
+padded = batch.attention[int(np.argmin(batch.padding_mask.sum(axis=1)))]
+n_layers, n_heads = padded.weights.shape[:2]
 left, right = st.columns(2)
 with left:
-    layer = ui.pick("Encoder layer", range(1, len(batch.attention) + 1), "player")
+    layer = ui.pick("Encoder layer", range(1, n_layers + 1), "player")
 with right:
-    head = ui.pick("Head", range(1, batch.attention[0].weights.shape[1] + 1), "phead")
-ui.chart(
-    figures.heatmap(
-        batch.attention[layer - 1].weights[padded_row, head - 1],
-        row_tokens,
-        row_tokens,
-        title=f"Attention of the padded sentence, layer {layer}, head {head}: <pad> columns are 0",
-    ),
-    "padding-attention",
-)
+    head = ui.pick("Head", range(1, n_heads + 1), "phead")
+title = f"Attention of the padded sentence, layer {layer}, head {head}: <pad> columns are 0"
+ui.chart(figures.attention_map(padded, layer - 1, head - 1, title), "padding-attention")
 st.caption("The rows of <pad> queries are computed too, but nothing downstream uses them.")
 
 st.header("Causal mask")
@@ -70,12 +58,14 @@ st.markdown(
     "The decoder predicts each next piece from the ones before it, so position *i* may only "
     "attend to positions *j* ≤ *i*: scores above the diagonal become −∞ before the softmax."
 )
-causal = subsequent_mask(len(r.target_tokens))[0, 0].numpy()
+decoder = r.attention.decoder
+causal = subsequent_mask(len(decoder.query_labels))[0, 0].numpy()
+st.caption(ui.DECODER_ROWS)
 ui.chart(
     figures.heatmap(
         causal.astype(float),
-        r.target_tokens,
-        r.target_tokens,
+        decoder.query_labels,
+        decoder.key_labels,
         title="Causal mask: blue = may attend",
         value_text=np.where(causal, "may attend", "masked"),
         value_name="",
@@ -88,40 +78,34 @@ st.header("From scores to weights, for one head")
 st.latex(
     r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),\quad M_{ij} \in \{0, -\infty\}"
 )
-kind = ui.pick("Attention", list(KINDS), "mkind", format_func=KINDS.get)
-scores = getattr(r.scores, kind)
+kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "mkind", "decoder", ui.ATTENTION_KINDS.get)
+attention = getattr(r.attention, kind)
 left, right = st.columns(2)
 with left:
-    layer = ui.pick("Layer", range(1, scores.shape[0] + 1), "mlayer")
+    layer = ui.pick("Layer", range(1, attention.weights.shape[0] + 1), "mlayer")
 with right:
-    head = ui.pick("Head", range(1, scores.shape[1] + 1), "mhead")
+    head = ui.pick("Head", range(1, attention.weights.shape[1] + 1), "mhead")
 if kind != "decoder":
     st.caption("A single sentence has no padding, so here the mask lets everything through.")
-queries = r.source_tokens if kind == "encoder" else r.target_tokens
-keys = r.target_tokens if kind == "decoder" else r.source_tokens
-raw = scores[layer - 1, head - 1]
-masked = getattr(r.masked_scores, kind)[layer - 1, head - 1]
+if kind != "encoder":
+    st.caption(ui.DECODER_ROWS)
+cell = np.s_[layer - 1, head - 1]
+raw = attention.scores[cell]
 limit = float(np.abs(raw).max()) or 1.0
+diverging = (figures.DIVERGING_SCALE, -limit, limit)
 columns = st.columns(3)
 steps = [
-    ("1. scores QKᵀ/√d_k", raw, "score", figures.DIVERGING_SCALE, -limit, limit),
-    ("2. masked scores", masked, "score", figures.DIVERGING_SCALE, -limit, limit),
-    (
-        "3. softmax weights",
-        getattr(r.attention, kind)[layer - 1, head - 1],
-        "weight",
-        figures.ATTENTION_SCALE,
-        0.0,
-        1.0,
-    ),
+    ("1. scores QKᵀ/√d_k", raw, "score", *diverging),
+    ("2. masked scores", attention.masked_scores[cell], "score", *diverging),
+    ("3. softmax weights", attention.weights[cell], "weight", figures.ATTENTION_SCALE, 0.0, 1.0),
 ]
 for column, (title, z, name, scale, low, high) in zip(columns, steps):
     with column:
         ui.chart(
             figures.heatmap(
                 z,
-                queries,
-                keys,
+                attention.query_labels,
+                attention.key_labels,
                 title=title,
                 value_name=name,
                 colorscale=scale,

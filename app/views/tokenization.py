@@ -47,7 +47,7 @@ show(
     "Output: what the decoder wrote",
     r.text,
     r.output_tokens,
-    a.output_ids,
+    r.output_ids,
     a.output_kinds,
     "output-pieces",
 )

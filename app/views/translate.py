@@ -4,7 +4,7 @@ import sacrebleu
 import streamlit as st
 
 from app import figures, state, ui
-from app.analysis import MAX_CHARS, merge_words
+from app.analysis import MAX_CHARS
 from core import LANGUAGES
 
 st.title("Translate")
@@ -41,12 +41,8 @@ if reference.strip():
 st.subheader("Which source words each output word looked at")
 st.caption(
     "Cross-attention of the last decoder layer, averaged over the heads, pieces merged into "
-    "words. The Attention page shows every layer and head."
+    "words: the Attention page shows the same map, and every other layer and head."
 )
-weights, outputs, sources = merge_words(
-    r.attention.cross[-1].mean(axis=0), r.output_tokens, r.source_tokens
-)
-ui.chart(
-    figures.heatmap(weights, outputs, sources, axis_names=("output word", "source word")),
-    "alignment",
-)
+st.caption(ui.DECODER_ROWS)
+cross = r.word_attention.cross
+ui.chart(figures.attention_map(cross, len(cross.weights) - 1), "alignment")
