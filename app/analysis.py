@@ -8,7 +8,6 @@ and read the training log.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Iterable, Sequence
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from core.decoding import BeamStep, Hypothesis, best_hypothesis, length_penalty
+from core.metrics_log import read_metrics
 from core.tokenizer import has_control_characters
 from core.translator import Translation, Translator
 
@@ -216,23 +216,12 @@ def rerank_curves(finished: Sequence[Hypothesis], alphas: np.ndarray) -> list[np
 # --------------------------------------------------------------------------------------------------
 
 
-def read_metrics(path: Path) -> tuple[list[dict], list[dict]]:
-    """The training and validation lines of a metrics.jsonl; unreadable lines are skipped and a
-    missing file is empty."""
-    train, val = [], []
-    if not path.is_file():
-        return train, val
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("step"), int | float):
-            continue
-        if "train_loss" in record:
-            train.append(record)
-        elif "val_loss" in record or "val_bleu" in record:
-            val.append(record)
+def training_log(path: Path) -> tuple[list[dict], list[dict]]:
+    """The training and the validation records of a run's metrics.jsonl (read by
+    core.metrics_log, which skips unreadable lines; a missing file is empty)."""
+    records = read_metrics(path)
+    train = [r for r in records if "train_loss" in r]
+    val = [r for r in records if "train_loss" not in r and ("val_loss" in r or "val_bleu" in r)]
     return train, val
 
 

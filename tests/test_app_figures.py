@@ -12,10 +12,10 @@ from app.analysis import (
     analyse,
     beam_tree,
     candidate_rows,
-    read_metrics,
     rerank,
     rerank_curves,
     series,
+    training_log,
 )
 from core.decoding import Hypothesis, best_hypothesis
 from core.labelled_attention import LabelledAttention
@@ -264,15 +264,16 @@ def test_analyse_refuses_empty_text(translator):
 
 
 def test_metrics_log_is_read_leniently(tmp_path):
-    assert read_metrics(tmp_path / "missing.jsonl") == ([], [])
+    assert training_log(tmp_path / "missing.jsonl") == ([], [])
     log = tmp_path / "metrics.jsonl"
     log.write_text(
         '{"step": 1, "elapsed_s": 1, "train_loss": 5.0, "lr": 0.001, "tokens_per_s": 900}\n'
         "not json\n[1, 2]\n"
         '{"step": 2, "val_loss": 4.0, "val_bleu": 3.5, "val_chrf": 20.0}\n'
         '{"step": 3, "train_loss": 4.5}\n'
+        '{"step": 4, "train_lo'  # a run killed while writing
     )
-    train, val = read_metrics(log)
+    train, val = training_log(log)
     assert [r["step"] for r in train] == [1, 3] and [r["step"] for r in val] == [2]
     assert series(train, "lr") == ([1], [0.001])
     fig = figures.training_curves({"loss": {"train": series(train, "train_loss")}})

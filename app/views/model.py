@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import figures, state, ui
-from app.analysis import read_metrics, series
+from app.analysis import series, training_log
 from core import LANGUAGES
 
 st.title("Model")
@@ -56,7 +56,7 @@ else:
     st.info("The model card reports no test scores.")
 
 st.header("Training curves")
-train, val = read_metrics(path / "metrics.jsonl")
+train, val = training_log(path / "metrics.jsonl")
 scores = {}  # the log may hold per-language scores (val_bleu_de...) beside the averages
 for metric in ("BLEU", "chrF"):
     scores[metric] = series(val, f"val_{metric.lower()}")
