@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 
 import pytest
 import torch
@@ -227,7 +228,9 @@ def test_snapshots_are_kept_at_the_asked_steps_and_exported(data_dir, tmp_path):
 
 
 def test_multi30k_repeat_sets_the_mixture(data_dir):
-    once = load_corpus(data_dir, multi30k_repeat=1)
-    twice = load_corpus(data_dir, multi30k_repeat=2)
-    assert len(twice.train) - len(once.train) == 2 * 150  # 150 Multi30k pairs per language
+    once, twice, thrice = (load_corpus(data_dir, multi30k_repeat=n) for n in (1, 2, 3))
+    added = Counter(twice.train) - Counter(once.train)
+    assert added and set(added) <= set(once.train)  # repeats are copies of kept pairs
+    assert len(thrice.train) - len(twice.train) == len(twice.train) - len(once.train)
+    assert all(example.target in ("de", "fr") for example in added)
     assert len(twice.valid) == len(once.valid)

@@ -1,11 +1,11 @@
 """benchmarks/training_throughput.py stays runnable: its dry run times the dry-run trainer."""
 
 from benchmarks import training_throughput
+from support.tiny_corpus import tiny_corpus
 
 
 def test_training_benchmark_dry_run_reports_tokens_per_second_and_mfu(capsys, tmp_path):
     data = tmp_path / "data"
-    from tests.conftest import tiny_corpus
     from tests.test_train import write_gz  # the synthetic corpus layout of the train tests
 
     en, de, fr = (tiny_corpus(300, seed) for seed in (1, 2, 3))
