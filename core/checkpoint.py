@@ -27,9 +27,10 @@ FORMAT = "attention-lab/1"
 MODEL_FILE = "model.pt"
 TOKENIZER_FILE = "spm.model"
 CARD_FILE = "card.json"
+TEMPORARY_SUFFIX = ".tmp"  # atomic_save writes .<name>.<random>.tmp, then renames it
 
 # Ranges of a model file's config, checked before a single weight is allocated: generous for any
-# model this lab trains (the shipped one: vocabulary 8000, d_model 192, 6 + 6 layers), far from
+# model this lab trains (the full preset: vocabulary 8000, d_model 256, 6 + 6 layers), far from
 # what would exhaust a machine's memory.
 CONFIG_RANGES = {
     "vocab_size": (1, 1_000_000),
@@ -56,7 +57,7 @@ def atomic_save(obj: Any, path: str | Path) -> None:
     previous file intact, never a truncated one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
             torch.save(obj, f)
@@ -66,6 +67,12 @@ def atomic_save(obj: Any, path: str | Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def interrupted_writes(folder: str | Path) -> list[Path]:
+    """The temporary files that :func:`atomic_save` calls killed mid-write left in ``folder`` and
+    below; only safe to delete while nothing is writing there."""
+    return sorted(Path(folder).rglob(f".*.*{TEMPORARY_SUFFIX}"))
 
 
 def safe_load(path: str | Path) -> dict:

@@ -1,6 +1,5 @@
 """The training pipeline on a small synthetic corpus laid out like ../shared/data."""
 
-import gzip
 import json
 import signal
 import subprocess
@@ -14,46 +13,16 @@ import torch
 from core import Translator
 from core.checkpoint import safe_load
 from tests.conftest import tiny_corpus
+from tests.training import run_train, write_tiny_data
 from train.batching import collate, token_batches
 from train.config import parse_args
 from train.data import Example, clean_pairs, in_validation, keep_pair, load_corpus
 from train.trainer import continued_lr, noam_lr
 
 
-def write_gz(path, lines):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt", encoding="utf-8") as f:
-        f.writelines(line + "\n" for line in lines)
-
-
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
-    """Tatoeba-style TSVs and Multi30k-style line-aligned files, made-up sentences."""
-    root = tmp_path_factory.mktemp("data")
-    en, de, fr = (tiny_corpus(400, seed) for seed in (1, 2, 3))
-    write_gz(root / "tatoeba/eng-deu.tsv.gz", [f"{e}\t{d}" for e, d in zip(en, de)])
-    write_gz(root / "tatoeba/eng-fra.tsv.gz", [f"{e}\t{f}\u202f!" for e, f in zip(en, fr)])
-    for split, n in (("train", 150), ("val", 30), ("test_2016_flickr", 20)):
-        for lang, lines in (("en", en), ("de", de), ("fr", fr)):
-            write_gz(root / f"multi30k/{split}.{lang}.gz", lines[-n:])
-    return root
-
-
-def run_train(data_dir, out, *flags, **kwargs):
-    command = [
-        sys.executable,
-        "-m",
-        "train",
-        "--dry-run",
-        "--data-dir",
-        str(data_dir),
-        "--out",
-        str(out),
-        *flags,
-    ]
-    return subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs
-    )
+    return write_tiny_data(tmp_path_factory.mktemp("data"))
 
 
 def test_dry_run_trains_and_exports_a_loadable_model(data_dir, tmp_path):

@@ -1,7 +1,14 @@
 """python -m train [--preset dry-run|cpu|full] [flags]: see train/config.py, or --help."""
 
+import sys
+
+from core.checkpoint import CheckpointError
 from train.config import parse_args
-from train.trainer import Trainer
+from train.data import CorpusError
+from train.trainer import ResumeConflict, Trainer
 
 if __name__ == "__main__":
-    Trainer(parse_args()).run()
+    try:
+        Trainer(parse_args()).run()
+    except (CorpusError, CheckpointError, ResumeConflict) as error:  # files or flags, not bugs
+        sys.exit(f"error: {error}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,11 +37,29 @@ class Example:
     target_text: str
 
 
+class CorpusError(ValueError):
+    """A corpus file that cannot be read; the message names the file, and the line at fault."""
+
+
 def read_lines(path: Path) -> list[str]:
-    """A text file, gzip-compressed or not, as lines without their newline."""
+    """A UTF-8 text file, gzip-compressed or not, as lines without their \\n or \\r\\n.
+
+    Read as bytes and decoded line by line, so that an error can name the line it is on.
+    """
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
+    lines: list[str] = []
+    try:
+        with opener(path, "rb") as f:
+            for raw in f:
+                lines.append(raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise CorpusError(
+            f"{path}, line {len(lines) + 1}: not valid UTF-8 "
+            f"(byte 0x{error.object[error.start]:02x} at position {error.start + 1})"
+        ) from error
+    except (OSError, EOFError, zlib.error) as error:  # not gzip, truncated, damaged, unreadable
+        raise CorpusError(f"{path}, line {len(lines) + 1}: cannot be read ({error})") from error
+    return lines
 
 
 def read_parallel(
@@ -51,13 +70,13 @@ def read_parallel(
         rows = [line.split("\t") for line in read_lines(tsv)]
         bad = [i + 1 for i, row in enumerate(rows) if len(row) < 2]
         if bad:
-            raise ValueError(f"{tsv}: line {bad[0]} has no TAB between source and reference")
+            raise CorpusError(f"{tsv}: line {bad[0]} has no TAB between source and reference")
         return [row[0] for row in rows], [row[1] for row in rows]
     if src is None or ref is None:
         raise ValueError("give --tsv FILE, or both --src FILE and --ref FILE")
     sources, references = read_lines(src), read_lines(ref)
     if len(sources) != len(references):
-        raise ValueError(f"{src} has {len(sources)} lines but {ref} has {len(references)}")
+        raise CorpusError(f"{src} has {len(sources)} lines but {ref} has {len(references)}")
     return sources, references
 
 

@@ -8,7 +8,6 @@ loss = cross-entropy with label smoothing, over real (non-pad) target tokens
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import random
 import shutil
@@ -26,13 +25,16 @@ from core.checkpoint import (
     CARD_FILE,
     MODEL_FILE,
     TOKENIZER_FILE,
+    CheckpointError,
     atomic_save,
+    interrupted_writes,
     load_model,
+    read_card,
     safe_load,
     save_model,
     write_model_dir,
 )
-from core.metrics_log import append_metrics, truncate_metrics
+from core.metrics_log import append_metrics, read_metrics, truncate_metrics
 from core.model import ModelConfig, Transformer
 from core.tokenizer import PAD_ID, Tokenizer
 from core.translator import Translator
@@ -59,6 +61,10 @@ def label_smoothed_loss(
         label_smoothing=smoothing,
         reduction="sum",
     )
+
+
+class ResumeConflict(Exception):
+    """The run folder holds a run that these flags cannot continue."""
 
 
 class Distributed:
@@ -143,9 +149,8 @@ class Trainer:
         self.dist = Distributed()
         self.device = self.dist.device
         run = config.run_dir
-        if config.fresh and self.dist.main and (run / "checkpoints").exists():
-            shutil.rmtree(run / "checkpoints")
-            (run / "metrics.jsonl").unlink(missing_ok=True)
+        if self.dist.main:
+            self.tidy_run_dir()
         self.dist.barrier()
         run.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(config.seed)
@@ -195,6 +200,20 @@ class Trainer:
             torch.autocast(self.device.type, dtype=torch.bfloat16) if config.bf16 else nullcontext()
         )
 
+    def tidy_run_dir(self) -> None:
+        """--fresh: delete what an earlier run in this folder wrote, vocabulary included, so that
+        changed flags such as --vocab-size take effect. Always: delete the temporary files of
+        writes that a kill interrupted (nothing else writes here while this run starts)."""
+        run = self.config.run_dir
+        if self.config.fresh:
+            for folder in ("checkpoints", "snapshots"):
+                shutil.rmtree(run / folder, ignore_errors=True)
+            for name in ("metrics.jsonl", "spm.model", "spm.vocab"):
+                (run / name).unlink(missing_ok=True)
+        for stale in interrupted_writes(run):
+            stale.unlink()
+            self.log(f"removed {stale}, left by an interrupted write")
+
     def learning_rate(self, scheduler_step: int) -> float:
         step, d_model = scheduler_step + 1, self.model_config.d_model
         if self.config.init_from:
@@ -205,8 +224,7 @@ class Trainer:
         """--init-from DIR: that model's architecture, weights and training steps. The flags'
         architecture is ignored (the weights fix it); the flags' dropout applies."""
         model, _ = load_model(Path(self.config.init_from) / MODEL_FILE)
-        card_file = Path(self.config.init_from) / CARD_FILE
-        card = json.loads(card_file.read_text()) if card_file.is_file() else {}
+        card = read_card(Path(self.config.init_from) / CARD_FILE)
         steps_before = int(card.get("training", {}).get("steps", 0))
         model_config = dataclasses.replace(model.config, dropout=self.config.dropout)
         self.log(
@@ -247,17 +265,22 @@ class Trainer:
     def snapshot_steps(self) -> set[int]:
         return {int(step) for step in self.config.snapshot_steps.split(",") if step.strip()}
 
+    def snapshot_path(self) -> Path:
+        return self.config.run_dir / "snapshots" / f"step_{self.step:07d}.pt"
+
     def save_snapshot(self) -> None:
         """A float16 copy of the model at this step, for watching attention being learned."""
         if self.dist.main:
-            path = self.config.run_dir / "snapshots" / f"step_{self.step:07d}.pt"
-            save_model(self.model, path, {"step": self.step, "train_seconds": self.train_seconds})
+            metadata = {"step": self.step, "train_seconds": self.train_seconds}
+            save_model(self.model, self.snapshot_path(), metadata)
 
     def resume(self) -> None:
-        found = checkpoints(self.config.run_dir)
-        if not found:
+        """Continue from the newest readable checkpoint, if there is one."""
+        found = self.newest_readable_checkpoint()
+        if found is None:
             return
-        state = safe_load(found[-1])
+        path, state = found
+        self.refuse_other_architecture(path, state)
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
@@ -266,7 +289,51 @@ class Trainer:
         torch.set_rng_state(state["rng"]["torch"])
         random.setstate((3, tuple(state["rng"]["python"]), state["rng"]["python_gauss"]))
         self.forget_metrics_after(self.step)
-        self.log(f"resumed from {found[-1]} (step {self.step}, epoch {self.epoch})")
+        self.log(f"resumed from {path} (step {self.step}, epoch {self.epoch})")
+
+    def newest_readable_checkpoint(self) -> tuple[Path, dict] | None:
+        """(path, contents) of the newest checkpoint that loads; a damaged one is skipped with a
+        warning. None when there is no checkpoint; an error when none of them loads."""
+        found = checkpoints(self.config.run_dir)
+        for path in reversed(found):
+            try:
+                return path, safe_load(path)
+            except CheckpointError as error:
+                self.log(f"warning: skipping a damaged checkpoint: {error}")
+        if found:
+            raise CheckpointError(
+                f"no readable checkpoint in {found[0].parent}: start over with --fresh"
+            )
+        return None
+
+    def refuse_other_architecture(self, path: Path, state: dict) -> None:
+        """Resuming with other architecture flags cannot work: say so, instead of a size mismatch
+        deep in load_state_dict. Dropout may change; it is not part of the weights."""
+        saved = {**state["model_config"], "dropout": self.model_config.dropout}
+        wanted = dataclasses.asdict(self.model_config)
+        if not self.config.init_from:  # a changed flag would silently keep the old vocabulary
+            saved["--vocab-size"] = state["train_config"]["vocab_size"]
+            wanted["--vocab-size"] = self.config.vocab_size
+        changed = [f"{k} {saved[k]} -> {v}" for k, v in wanted.items() if saved.get(k) != v]
+        if changed:
+            raise ResumeConflict(
+                f"{path} was trained with another architecture ({', '.join(changed)}): "
+                f"start over with --fresh, or give another --out"
+            )
+
+    def catch_up(self) -> None:
+        """What a run killed right after its last checkpoint still owed at that step: the snapshot
+        and the validation that follow a checkpoint in the training loop."""
+        if self.step == 0:
+            return
+        if self.step in self.snapshot_steps() and not self.snapshot_path().exists():
+            self.save_snapshot()
+        if self.step % self.config.eval_every == 0 and not self.validated_at(self.step):
+            self.validate(self.model)
+
+    def validated_at(self, step: int) -> bool:
+        records = read_metrics(self.config.run_dir / "metrics.jsonl")
+        return any(r["step"] == step and "val_loss" in r for r in records)
 
     def forget_metrics_after(self, step: int) -> None:
         """Drop metrics lines a killed run wrote after its last checkpoint: they are redone."""
@@ -333,6 +400,7 @@ class Trainer:
             dynamic_ncols=True,
         )
         window_tokens, window_loss, window_steps, window_start = 0, 0.0, 0, time.perf_counter()
+        self.catch_up()
         self.model.train()
         snapshot_steps = self.snapshot_steps()
         while self.step < config.max_steps and not self.out_of_time():
@@ -478,8 +546,9 @@ class Trainer:
         )
         shutil.copyfile(self.config.run_dir / "metrics.jsonl", final / "metrics.jsonl")
         snapshots = self.config.run_dir / "snapshots"
+        shutil.rmtree(final / "snapshots", ignore_errors=True)  # an earlier export's may differ
         if snapshots.is_dir():
-            shutil.copytree(snapshots, final / "snapshots", dirs_exist_ok=True)
+            shutil.copytree(snapshots, final / "snapshots")
         self.log(f"wrote {final}")
         return final
 
