@@ -17,14 +17,20 @@ positions: position t reads ``decoder_input_tokens[t]`` (<s>, then the output so
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from core.checkpoint import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, CheckpointError, load_model
+from core.checkpoint import (
+    CARD_FILE,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    CheckpointError,
+    load_model,
+    read_card,
+)
 from core.decoding import BeamStep, Hypothesis, beam_search, greedy_decode
 from core.labelled_attention import (
     AttentionSet,
@@ -117,8 +123,7 @@ class Translator:
                 f"{tokenizer_file}: {len(tokenizer)} pieces, "
                 f"the model expects {model.config.vocab_size}"
             )
-        card_file = path / CARD_FILE
-        card = json.loads(card_file.read_text()) if card_file.is_file() else {}
+        card = read_card(path / CARD_FILE)
         return cls(model, tokenizer, card)
 
     @property

@@ -157,3 +157,13 @@ def test_command_line_translates(tiny_model_dir):
         timeout=60,
     )
     assert bad.returncode == 2 and "no such model directory" in bad.stderr
+
+
+@pytest.mark.parametrize("card_text", ["[1, 2]", "{not json", b"\xff\xfe{}"])
+def test_a_broken_card_is_a_checkpoint_error_naming_the_file(tiny_model_dir, tmp_path, card_text):
+    broken = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, broken)
+    card = broken / "card.json"
+    card.write_bytes(card_text if isinstance(card_text, bytes) else card_text.encode())
+    with pytest.raises(CheckpointError, match=r"card\.json"):
+        Translator.load(broken)
