@@ -22,7 +22,7 @@ PAGES = [
     st.Page("views/model.py", title="Model", icon=":material/info:"),
 ]
 
-st.set_page_config(page_title="Attention Lab", page_icon=":material/hub:", layout="wide")
+st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
 page = st.navigation(PAGES)
 ui.sidebar()
 page.run()

@@ -47,7 +47,8 @@ HELP = {
     "init_from": "start from this trained model directory (its weights, vocabulary and shape) with "
     "a fresh optimizer; the schedule goes on from the model's own step count",
     "init_warmup": "with --init-from: steps of linear warm-up up to the continued schedule",
-    "fresh": "delete the run folder's checkpoints and start over instead of resuming",
+    "fresh": "delete the run folder's checkpoints, snapshots, metrics and vocabulary, and start "
+    "over instead of resuming",
 }
 
 
