@@ -62,11 +62,17 @@ def app_server(model_dir: str | Path, log: Path | None = None) -> Iterator[str]:
             wait_until_healthy(url, server)
             yield url
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop_server(server)
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    """Terminate a server process; kill it if it has not gone within 10 s."""
+    server.terminate()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
 
 
 def wait_until_healthy(url: str, server: subprocess.Popen, timeout: float = 60) -> None:

@@ -12,7 +12,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from support.browser import ROOT, free_port, wait_until_healthy
+from support.browser import ROOT, free_port, stop_server, wait_until_healthy
 
 SECRET = "/secret/server/path"
 
@@ -34,12 +34,7 @@ def port(tmp_path_factory):
         wait_until_healthy(f"http://127.0.0.1:{port}", server)
         yield port
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_server(server)
 
 
 def refuses_connections(address: str, port: int) -> bool:
