@@ -17,7 +17,7 @@ positions: position t reads ``decoder_input_tokens[t]`` (<s>, then the output so
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -103,12 +103,16 @@ class Translator:
         self.device = next(model.parameters()).device
 
     @classmethod
-    def load(cls, path: str | Path | None = None, device: str = "cpu") -> Translator:
-        """Load a model directory (model.pt, spm.model, card.json); default: the shipped model."""
+    def load(
+        cls, path: str | Path | None = None, device: str = "cpu", weights: str = MODEL_FILE
+    ) -> Translator:
+        """Load a model directory (model.pt, spm.model, card.json); default: the shipped model.
+        ``weights`` names another model file of the directory, such as a snapshot
+        (snapshots/step_0001000.pt), read with the directory's vocabulary and card."""
         path = Path(path) if path is not None else DEFAULT_MODEL
         if not path.is_dir():
             raise CheckpointError(f"{path}: no such model directory")
-        model, _ = load_model(path / MODEL_FILE, device)
+        model, _ = load_model(path / weights, device)
         tokenizer_file = path / TOKENIZER_FILE
         if not tokenizer_file.is_file():
             raise CheckpointError(f"{tokenizer_file}: no such file")
@@ -186,10 +190,23 @@ class Translator:
         return result
 
     @torch.inference_mode()
-    def _attach_trace(self, result: Translation, source: torch.Tensor) -> None:
-        """The attention and embeddings of a full pass over the chosen output."""
+    def inspect(self, result: Translation) -> Translation:
+        """``result`` (with its source and output) as this model sees it, by teacher forcing: the
+        attention and embeddings this model computes on that output. A snapshot inspecting the
+        final model's translation shows its attention on the same rows and columns."""
+        forced = replace(result, steps=[], finished=[])
+        logits = self._attach_trace(forced, torch.tensor([result.source_ids], device=self.device))
+        log_probs = logits[0].float().log_softmax(-1)  # (T, V)
+        output = torch.tensor(result.output_ids, device=self.device)
+        forced.score = float(log_probs.gather(1, output[:, None]).sum())
+        return forced
+
+    @torch.inference_mode()
+    def _attach_trace(self, result: Translation, source: torch.Tensor) -> torch.Tensor:
+        """The attention and embeddings of a full pass over the chosen output; returns its logits
+        (1, T, vocabulary)."""
         target = torch.tensor([result.decoder_input_ids], device=self.device)
-        _, trace = self.model(source, target, inspect=True)
+        logits, trace = self.model(source, target, inspect=True)
         texts = (result.source_tokens, result.decoder_input_tokens, result.output_tokens)
         result.attention = traced_attention(trace, *texts)
         result.word_attention = in_words(result.attention, *texts)
@@ -199,6 +216,7 @@ class Translator:
             trace.target_embedding[0].float().numpy(),
             trace.target_positional.float().numpy(),
         )
+        return logits
 
     @torch.inference_mode()
     def encode_batch(self, texts: list[str], target: str = "de") -> EncoderBatch:
