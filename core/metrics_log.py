@@ -36,5 +36,11 @@ def append_metrics(path: str | Path, record: dict) -> None:
 def truncate_metrics(path: str | Path, last_step: int) -> None:
     """Keep only the readable records up to ``last_step``: a resumed run redoes what a killed run
     logged after its last checkpoint."""
-    kept = [record for record in read_metrics(path) if record["step"] <= last_step]
-    Path(path).write_text("".join(json.dumps(record) + "\n" for record in kept), encoding="utf-8")
+    write_metrics(path, [record for record in read_metrics(path) if record["step"] <= last_step])
+
+
+def write_metrics(path: str | Path, records: list[dict]) -> None:
+    """Replace the log by ``records``, one per line."""
+    Path(path).write_text(
+        "".join(json.dumps(record) + "\n" for record in records), encoding="utf-8"
+    )

@@ -196,6 +196,27 @@ def test_snapshots_are_kept_at_the_asked_steps_and_exported(data_dir, tmp_path):
     assert all(v.dtype == torch.float16 for v in safe_load(snapshots[0])["state_dict"].values())
 
 
+def test_a_continued_model_ships_the_whole_history_on_one_step_axis(data_dir, tmp_path):
+    first = run_train(data_dir, tmp_path / "first", "--max-steps", "10", "--snapshot-steps", "3")
+    assert first.wait(timeout=300) == 0
+    earlier = tmp_path / "first" / "model"
+    flags = ("--init-from", str(earlier), "--max-steps", "6", "--snapshot-steps", "4")
+    continued = run_train(data_dir, tmp_path / "second", *flags)
+    output, _ = continued.communicate(timeout=300)
+    assert continued.returncode == 0, output
+    shipped = tmp_path / "second" / "model"
+    snapshots = sorted((shipped / "snapshots").glob("*.pt"))
+    # the earlier model's snapshot, the earlier model itself, this run's step 4 counted on from 10
+    assert [path.name for path in snapshots] == [f"step_{n:07d}.pt" for n in (3, 10, 14)]
+    assert [safe_load(path)["metadata"]["step"] for path in snapshots] == [3, 10, 14]
+    origin = safe_load(earlier / "model.pt")["state_dict"]
+    for name, weights in safe_load(snapshots[1])["state_dict"].items():
+        assert torch.equal(weights, origin[name]), name
+    steps = [json.loads(line)["step"] for line in (shipped / "metrics.jsonl").open()]
+    assert steps[:2] == [5, 10] and steps[-1] == 16 and steps == sorted(steps)
+    assert json.loads((shipped / "card.json").read_text())["training"]["steps"] == 16
+
+
 def test_multi30k_repeat_sets_the_mixture(data_dir):
     once, twice, thrice = (load_corpus(data_dir, multi30k_repeat=n) for n in (1, 2, 3))
     added = Counter(twice.train) - Counter(once.train)

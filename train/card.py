@@ -19,6 +19,7 @@ from pathlib import Path
 
 from core.checkpoint import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
 from core.metrics_log import read_metrics
+from core.snapshots import SNAPSHOT_DIR, list_snapshots
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import default_data_dir, load_corpus, multi30k_test
@@ -278,7 +279,7 @@ def training_summary(run: Path) -> dict:
     recipe_keys = ["warmup", "lr_scale", "max_tokens", "label_smoothing", "dropout", "bf16"]
     recipe_keys += ["average_last", "multi30k_repeat"]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
-    metrics = read_metrics(run / "metrics.jsonl")
+    metrics = read_metrics(run / "model" / "metrics.jsonl")  # the whole history, see lineage.py
     rates = [m["tokens_per_s"] for m in metrics if "tokens_per_s" in m]
     if rates:
         training["tokens_per_second"] = round(sum(rates) / len(rates))
@@ -300,13 +301,6 @@ def add_utilisation(training: dict, parameters: int, threads: int) -> None:
         peak = matmul_peak_flops(threads)
         training["peak_tflops"] = round(peak / 1e12, 3)
         training["mfu"] = model_flops_utilisation(parameters, training["tokens_per_second"], peak)
-
-
-def list_snapshots(model_dir: Path) -> list[dict]:
-    return [
-        {"file": f"snapshots/{path.name}", "step": int(path.stem.split("_")[1])}
-        for path in sorted((model_dir / "snapshots").glob("step_*.pt"))
-    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -352,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     add_utilisation(training, translator.model.num_parameters(), args.threads)
     name = (args.export or args.run).name
     card = build_card(translator, training, scores, name)
-    card["snapshots"] = list_snapshots(model_dir)
+    earlier = list_snapshots(model_dir)[:-1]  # the last is the final model.pt
+    card["snapshots"] = [{"file": snapshot.weights, "step": snapshot.step} for snapshot in earlier]
     card["notes"] = args.notes.read_text() if args.notes else ""
     write_card(model_dir, card)
     if args.export:
@@ -369,11 +364,11 @@ def write_card(model_dir: Path, card: dict) -> None:
 def ship(model_dir: Path, export: Path) -> None:
     """Replace the model directory ``export`` by the run's model, snapshots included."""
     export.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(export / "snapshots", ignore_errors=True)
+    shutil.rmtree(export / SNAPSHOT_DIR, ignore_errors=True)
     for name in (MODEL_FILE, TOKENIZER_FILE, "metrics.jsonl", CARD_FILE, "card.md"):
         shutil.copyfile(model_dir / name, export / name)
-    if (model_dir / "snapshots").is_dir():
-        shutil.copytree(model_dir / "snapshots", export / "snapshots")
+    if (model_dir / SNAPSHOT_DIR).is_dir():
+        shutil.copytree(model_dir / SNAPSHOT_DIR, export / SNAPSHOT_DIR)
 
 
 if __name__ == "__main__":

@@ -36,11 +36,13 @@ from core.checkpoint import (
 )
 from core.metrics_log import append_metrics, read_metrics, truncate_metrics
 from core.model import ModelConfig, Transformer
+from core.snapshots import SNAPSHOT_DIR, snapshot_name
 from core.tokenizer import PAD_ID, Tokenizer
 from core.translator import Translator
 from train.batching import collate, encode_examples, token_batches
 from train.config import TrainConfig
 from train.data import Corpus, load_corpus
+from train.lineage import Origin, ship_history
 from train.scoring import score_translations
 
 
@@ -168,9 +170,9 @@ class Trainer:
         self.dist.barrier()
         self.tokenizer = Tokenizer(run / "spm.model")
         self.model_config = config.model_config(len(self.tokenizer))
-        self.initial_state, self.steps_before = None, 0
+        self.initial_state, self.origin = None, None
         if config.init_from:
-            self.model_config, self.initial_state, self.steps_before = self.initial_model()
+            self.model_config, self.initial_state, self.origin = self.initial_model()
         self.train_pairs = encode_examples(
             self.tokenizer, self.corpus.train, self.model_config.max_len
         )
@@ -217,21 +219,22 @@ class Trainer:
     def learning_rate(self, scheduler_step: int) -> float:
         step, d_model = scheduler_step + 1, self.model_config.d_model
         if self.config.init_from:
-            return continued_lr(step, d_model, self.config, self.steps_before)
+            return continued_lr(step, d_model, self.config, self.origin.steps)
         return noam_lr(step, d_model, self.config.warmup, self.config.lr_scale)
 
-    def initial_model(self) -> tuple[ModelConfig, dict, int]:
-        """--init-from DIR: that model's architecture, weights and training steps. The flags'
-        architecture is ignored (the weights fix it); the flags' dropout applies."""
-        model, _ = load_model(Path(self.config.init_from) / MODEL_FILE)
-        card = read_card(Path(self.config.init_from) / CARD_FILE)
-        steps_before = int(card.get("training", {}).get("steps", 0))
+    def initial_model(self) -> tuple[ModelConfig, dict, Origin]:
+        """--init-from DIR: that model's architecture, weights, training steps and seconds. The
+        flags' architecture is ignored (the weights fix it); the flags' dropout applies."""
+        model_dir = Path(self.config.init_from)
+        model, _ = load_model(model_dir / MODEL_FILE)
+        training = read_card(model_dir / CARD_FILE).get("training", {})
+        origin = Origin(model_dir, int(training.get("steps", 0)), training.get("seconds", 0.0))
         model_config = dataclasses.replace(model.config, dropout=self.config.dropout)
         self.log(
-            f"initialised from {self.config.init_from} ({steps_before} steps before; "
+            f"initialised from {model_dir} ({origin.steps} steps before; "
             f"d_model {model_config.d_model}, vocabulary {model_config.vocab_size})"
         )
-        return model_config, model.state_dict(), steps_before
+        return model_config, model.state_dict(), origin
 
     # -- checkpoints ---------------------------------------------------------------------------
 
@@ -266,7 +269,7 @@ class Trainer:
         return {int(step) for step in self.config.snapshot_steps.split(",") if step.strip()}
 
     def snapshot_path(self) -> Path:
-        return self.config.run_dir / "snapshots" / f"step_{self.step:07d}.pt"
+        return self.config.run_dir / SNAPSHOT_DIR / snapshot_name(self.step)
 
     def save_snapshot(self) -> None:
         """A float16 copy of the model at this step, for watching attention being learned."""
@@ -527,14 +530,17 @@ class Trainer:
             f"({paths[0].name} .. {paths[-1].name})"
         )
         scores = self.validate(model)
+        steps_before, seconds_before = (
+            (self.origin.steps, self.origin.seconds) if self.origin else (0, 0)
+        )
         training = {
             "preset": self.config.preset,
-            "steps": self.step,
-            "seconds": round(self.train_seconds),
+            "steps": steps_before + self.step,
+            "seconds": round(seconds_before + self.train_seconds),
             "hardware": describe_hardware(self.device, self.dist.world_size),
             "averaged_checkpoints": [p.name for p in paths],
             "initialised_from": self.config.init_from or None,
-            "steps_before": self.steps_before,
+            "steps_before": steps_before,
             "validation": scores,
             "train_config": dataclasses.asdict(self.config),
         }
@@ -544,11 +550,7 @@ class Trainer:
             self.tokenizer.model_file,
             {"name": self.config.run_dir.name, "training": training},
         )
-        shutil.copyfile(self.config.run_dir / "metrics.jsonl", final / "metrics.jsonl")
-        snapshots = self.config.run_dir / "snapshots"
-        shutil.rmtree(final / "snapshots", ignore_errors=True)  # an earlier export's may differ
-        if snapshots.is_dir():
-            shutil.copytree(snapshots, final / "snapshots")
+        ship_history(self.config.run_dir, final, self.origin)
         self.log(f"wrote {final}")
         return final
 

@@ -1,0 +1,127 @@
+"""Watching attention being learned: the model at earlier steps of its training.
+
+A model directory keeps float16 copies of the model at log-spaced training steps,
+``snapshots/step_0000100.pt`` ..., beside the final ``model.pt``, and ``metrics.jsonl``, its
+training log, on the same step axis (the trainer writes them, see train/lineage.py). Here each
+snapshot translates the user's sentence, and, so that every step's map has the same rows and
+columns, also reads the final model's translation by teacher forcing (Translator.inspect).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.checkpoint import CARD_FILE, MODEL_FILE, read_card
+from core.head_statistics import confidence, diagonality, entropy
+from core.metrics_log import read_metrics
+from core.translator import Translation, Translator
+
+SNAPSHOT_DIR = "snapshots"
+METRICS_FILE = "metrics.jsonl"
+
+
+def snapshot_name(step: int) -> str:
+    """The file of the snapshot at ``step``, inside snapshots/."""
+    return f"step_{step:07d}.pt"
+
+
+def snapshot_step(path: Path) -> int:
+    """The training step a snapshot file holds, from its name."""
+    return int(path.stem.split("_")[1])
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The model after ``step`` training steps, in the file ``weights`` of its directory."""
+
+    step: int
+    weights: str
+
+
+def list_snapshots(model_dir: str | Path) -> list[Snapshot]:
+    """The snapshots of a model directory, oldest first, ending with the final model.pt at the
+    step its card gives; [] when the directory keeps no snapshots."""
+    model_dir = Path(model_dir)
+    files = sorted((model_dir / SNAPSHOT_DIR).glob("step_*.pt"), key=snapshot_step)
+    if not files:
+        return []
+    found = [Snapshot(snapshot_step(path), f"{SNAPSHOT_DIR}/{path.name}") for path in files]
+    final_step = read_card(model_dir / CARD_FILE).get("training", {}).get("steps")
+    if not isinstance(final_step, int) or final_step <= found[-1].step:
+        final_step = found[-1].step + 1  # a card without a step count still orders model.pt last
+    return [*found, Snapshot(final_step, MODEL_FILE)]
+
+
+def load_snapshot(model_dir: str | Path, snapshot: Snapshot) -> Translator:
+    """The snapshot as a Translator, with the directory's vocabulary and card."""
+    return Translator.load(model_dir, weights=snapshot.weights)
+
+
+@dataclass(frozen=True)
+class TrainingRecord:
+    """What the training log says about one step: the training loss of the last log line at or
+    before it, and the validation there if the run validated at that very step."""
+
+    step: int
+    train_loss: float | None
+    validation: dict | None  # val_loss, val_bleu_de, val_chrf_de, ... as the trainer logged them
+
+
+def training_record(model_dir: str | Path, step: int) -> TrainingRecord:
+    records = read_metrics(Path(model_dir) / METRICS_FILE)
+    losses = [r for r in records if "train_loss" in r and r["step"] <= step]
+    validations = [r for r in records if "val_loss" in r and r["step"] == step]
+    return TrainingRecord(
+        step,
+        losses[-1]["train_loss"] if losses else None,
+        validations[-1] if validations else None,
+    )
+
+
+@dataclass
+class SnapshotView:
+    """One snapshot on the user's sentence: its own translation, and its attention (and the
+    log-probability it gives) on the final model's translation."""
+
+    step: int
+    translation: Translation  # the snapshot's own beam search, no trace
+    forced: Translation  # the final model's output read by the snapshot, traced
+
+
+def view_snapshot(
+    translator: Translator,
+    step: int,
+    text: str,
+    reference: Translation,
+    beam_size: int,
+    length_penalty: float,
+) -> SnapshotView:
+    """``translator``, the snapshot at ``step``, on ``text``, of which ``reference`` is the final
+    model's traced translation."""
+    own = translator.translate(text, reference.target, beam_size, length_penalty)
+    return SnapshotView(step, own, translator.inspect(reference))
+
+
+@dataclass(frozen=True)
+class HeadDynamics:
+    """How each head of one kind changes over the snapshots, each array (steps, layers, heads)."""
+
+    steps: list[int]
+    entropy: np.ndarray  # Clark et al. 2019, see core.head_statistics.entropy
+    confidence: np.ndarray  # Voita et al. 2019, see core.head_statistics.confidence
+    diagonality: np.ndarray | None  # cross-attention only: alignment-like weight
+
+
+def head_dynamics(views: list[SnapshotView], kind: str) -> HeadDynamics:
+    """The statistics of every head of ``kind`` (encoder, decoder, cross) at every snapshot, on
+    the final model's translation (the same rows and columns at every step)."""
+    maps = [getattr(view.forced.attention, kind) for view in views]
+    return HeadDynamics(
+        [view.step for view in views],
+        np.stack([entropy(m.weights) for m in maps]),
+        np.stack([confidence(m.weights, m.key_labels) for m in maps]),
+        np.stack([diagonality(m.weights) for m in maps]) if kind == "cross" else None,
+    )
