@@ -502,8 +502,11 @@ def rerank_lines(
 
 def training_curves(
     panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float]]]],
+    mark_step: int | None = None,
+    log_steps: bool = False,
 ) -> go.Figure:
-    """One subplot per panel title, one line per named (steps, values) series."""
+    """One subplot per panel title, one line per named (steps, values) series; a dotted line at
+    ``mark_step``; a logarithmic step axis for log-spaced snapshots."""
     titles = list(panels)
     fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.07)
     for col, title in enumerate(titles, start=1):
@@ -518,6 +521,8 @@ def training_curves(
                 row=1,
                 col=col,
             )
-        fig.update_xaxes(title="step", row=1, col=col)
+        fig.update_xaxes(title="step", type="log" if log_steps else None, row=1, col=col)
+    if mark_step is not None:
+        fig.add_vline(x=mark_step, line_dash="dot", line_color="grey")
     fig.update_layout(height=380, legend={"orientation": "h", "y": -0.3})
     return fig

@@ -1,6 +1,6 @@
 """Attention Lab's Streamlit app: ``streamlit run app/main.py``.
 
-The sidebar (sentence, target language, beam settings) is shared by seven pages; every setting
+The sidebar (sentence, target language, beam settings) is shared by every page; every setting
 lives in the URL. The model comes from $ATTENTION_LAB_MODEL, else from pretrained/en-de-fr.
 """
 
@@ -19,6 +19,7 @@ PAGES = [
     st.Page("views/attention.py", title="Attention", icon=":material/grid_on:"),
     st.Page("views/masking.py", title="Masking", icon=":material/visibility_off:"),
     st.Page("views/beam_search.py", title="Beam search", icon=":material/account_tree:"),
+    st.Page("views/training.py", title="Training dynamics", icon=":material/timeline:"),
     st.Page("views/model.py", title="Model", icon=":material/info:"),
 ]
 

@@ -11,7 +11,8 @@ import streamlit as st
 import torch
 
 from app.analysis import Analysis, analyse
-from core import DEFAULT_MODEL, CheckpointError, InputError, Translator
+from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, snapshots
+from core.snapshots import Snapshot
 from core.translator import EncoderBatch
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
@@ -67,6 +68,42 @@ def cached_analysis(path: str, text: str, target: str, beam: int, alpha: float) 
 @st.cache_data(max_entries=16, show_spinner=False)
 def padded_batch(path: str, texts: tuple[str, ...], target: str) -> EncoderBatch:
     return load_translator(path).encode_batch(list(texts), target)
+
+
+# A snapshot is a whole model (about 31 MB in float32 for the shipped shape): a lecture hall
+# sharing one server keeps at most this many in memory; a view, once computed, is cached.
+SNAPSHOTS_IN_MEMORY = 3
+
+
+@st.cache_resource(max_entries=SNAPSHOTS_IN_MEMORY, show_spinner=False)
+def load_snapshot(path: str, step: int, weights: str) -> Translator:
+    torch.set_num_threads(1)  # as load_translator
+    return snapshots.load_snapshot(path, Snapshot(step, weights))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def snapshot_view(
+    path: str, step: int, weights: str, text: str, target: str, beam: int, alpha: float
+) -> snapshots.SnapshotView:
+    reference = cached_analysis(path, text, target, beam, alpha).result
+    model = load_snapshot(path, step, weights)
+    return snapshots.view_snapshot(model, step, text, reference, beam, alpha)
+
+
+def snapshot_views() -> list[snapshots.SnapshotView]:
+    """Every snapshot of the model on the current sentence, each computed once (a progress bar
+    shows the first time), so that moving the step slider only redraws."""
+    s, path = settings(), str(model_dir())
+    found = snapshots.list_snapshots(path)
+    progress = st.progress(0.0, text="Running every snapshot on the sentence…")
+    views = []
+    for done, snapshot in enumerate(found, start=1):
+        views.append(
+            snapshot_view(path, snapshot.step, snapshot.weights, s.text, s.to, s.beam, s.alpha)
+        )
+        progress.progress(done / len(found), text=f"Step {snapshot.step:,} done")
+    progress.empty()
+    return views
 
 
 def translator() -> Translator:

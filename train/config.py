@@ -12,7 +12,7 @@ from train.data import default_data_dir
 
 HELP = {
     "preset": "starting point for every other flag: dry-run (CI, < 1 min on CPU), cpu (2 CPU "
-    "cores, about 70 min), full (one GPU)",
+    "cores, 140 min of training steps), full (one GPU)",
     "data_dir": "corpora folder, see train/data.py (default: $ATTENTION_LAB_DATA, ../shared/data)",
     "out": "run folder: vocabulary, checkpoints, metrics.jsonl and the final model/",
     "vocab_size": "SentencePiece pieces shared by English, German and French",

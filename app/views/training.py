@@ -1,0 +1,101 @@
+"""Training dynamics: the model at earlier steps of its training, on the sentence in the sidebar,
+so that heads can be seen learning their jobs."""
+
+import streamlit as st
+
+from app import figures, state, ui
+from core.snapshots import head_dynamics, list_snapshots, training_record
+
+PLAY_INTERVAL_S = 1.2  # seconds per snapshot while the training plays
+LOSS_HELP = "Label-smoothed cross-entropy per target token, from the training log at this step."
+SCORE_HELP = (
+    "How likely this snapshot finds the final model's translation: the sum of the log "
+    "probabilities of its pieces. It rises towards the final model's own score."
+)
+DYNAMICS_HELP = (
+    "Computed on your sentence at every snapshot (dotted line: the step shown). Entropy of the "
+    "attention rows (Clark et al. 2019) falls as a head focuses; confidence, the mean of each "
+    "row's largest weight excluding </s> (Voita et al. 2019), rises. For cross-attention, "
+    "diagonality measures how close the weight lies to the diagonal of the target x source "
+    "rectangle: an alignment-like head, as in word alignment, scores near 1."
+)
+
+st.title("Watch attention being learned")
+state.translator()  # says so if there is no model
+if not list_snapshots(state.model_dir()):
+    st.info("This model keeps no snapshots of its training (snapshots/ beside model.pt).")
+    st.stop()
+a = state.analysis()
+views = state.snapshot_views()
+steps = [view.step for view in views]
+st.markdown(
+    f"The model was saved at {len(steps) - 1} steps of its training before the last. Each "
+    "snapshot translates your sentence on its own; its attention is shown on the **final** "
+    "model's translation (teacher forcing), so every step's map has the same rows and columns "
+    "and one colour scale. Early snapshots babble; watch when the heads find their jobs."
+)
+if st.session_state.get("snapshot") not in steps:
+    st.session_state.snapshot = steps[-1]
+
+
+def move(delta: int) -> None:
+    index = steps.index(st.session_state.snapshot) + delta
+    st.session_state.snapshot = steps[min(max(index, 0), len(steps) - 1)]
+
+
+playing = st.toggle("▶ Play the training", key="train_play")
+kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
+n_layers, n_heads = getattr(a.result.attention, kind).weights.shape[:2]
+left, right = st.columns([2, 3])
+with left:
+    layer = ui.pick("Layer", range(1, n_layers + 1), "layer", default=n_layers)
+with right:
+    head = ui.pick("Head", range(1, n_heads + 1), "head", default=1)
+
+
+def snapshot_view() -> None:
+    if playing:
+        if st.session_state.snapshot == steps[-1]:
+            st.session_state.train_play = False
+            st.rerun()
+        move(1)
+    back, forward, slider = st.columns([1.3, 1.3, 7], vertical_alignment="bottom")
+    back.button("◀ Earlier", key="earlier", on_click=move, args=(-1,), width="stretch")
+    forward.button("Later ▶", key="later", on_click=move, args=(1,), width="stretch")
+    with slider:
+        step = st.select_slider(
+            "Training step", steps, key="snapshot", bind="query-params", format_func="{:,}".format
+        )
+    view = views[steps.index(step)]
+    record = training_record(state.model_dir(), step)
+    columns = st.columns(3)
+    columns[0].metric("Step", f"{step:,}", help="Optimizer updates so far.")
+    if record.train_loss is not None:
+        columns[1].metric("Training loss", f"{record.train_loss:.2f}", help=LOSS_HELP)
+    columns[2].metric("log P(final translation)", f"{view.forced.score:.1f}", help=SCORE_HELP)
+    st.caption("This snapshot translates:")
+    st.text(view.translation.text or "(nothing: it says </s> at once)")
+    st.caption("The final model translates:")
+    st.text(a.result.text)
+    attention = getattr(view.forced.attention, kind)
+    title = f"Step {step:,}: {ui.ATTENTION_KINDS[kind]}, layer {layer}, head {head}"
+    ui.chart(figures.attention_map(attention, layer - 1, head - 1, title), f"training-step-{step}")
+    dynamics = head_dynamics(views, kind)
+    panels = {
+        "Entropy (nats), lower = more focused": {
+            f"L{layer} H{head}": (steps, dynamics.entropy[:, layer - 1, head - 1])
+        },
+        "Confidence (top weight, not </s>)": {
+            f"L{layer} H{head}": (steps, dynamics.confidence[:, layer - 1, head - 1])
+        },
+    }
+    if dynamics.diagonality is not None:
+        panels["Diagonality, most diagonal head per layer"] = {
+            f"layer {n}": (steps, dynamics.diagonality[:, n - 1].max(axis=1))
+            for n in range(1, n_layers + 1)
+        }
+    ui.chart(figures.training_curves(panels, mark_step=step, log_steps=True), "head-dynamics")
+    st.caption(DYNAMICS_HELP)
+
+
+st.fragment(snapshot_view, run_every=PLAY_INTERVAL_S if playing else None)()

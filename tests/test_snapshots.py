@@ -1,0 +1,170 @@
+"""Watching attention being learned: snapshots load, sit on the training log's step axis, the last
+one is the shipped model exactly, and the Training dynamics page plays them back."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from core import DEFAULT_MODEL, Translator
+from core.checkpoint import MODEL_FILE, safe_load, save_model
+from core.metrics_log import read_metrics, write_metrics
+from core.model import Transformer
+from core.snapshots import (
+    head_dynamics,
+    list_snapshots,
+    load_snapshot,
+    snapshot_name,
+    training_record,
+    view_snapshot,
+)
+from tests.conftest import TINY
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+SENTENCE = "The animal didn't cross the street because it was too tired."
+EARLY_STEPS = (5, 20)
+FINAL_STEP = 40
+
+
+@pytest.fixture(scope="module")
+def history_dir(tiny_model_dir, tmp_path_factory):
+    """The tiny model with two earlier random snapshots, a card and a training log."""
+    model_dir = tmp_path_factory.mktemp("history") / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    (model_dir / "snapshots").mkdir()
+    for seed, step in enumerate(EARLY_STEPS, start=1):
+        torch.manual_seed(seed)
+        save_model(Transformer(TINY), model_dir / "snapshots" / snapshot_name(step), {"step": step})
+    card = json.loads((model_dir / "card.json").read_text())
+    (model_dir / "card.json").write_text(json.dumps({**card, "training": {"steps": FINAL_STEP}}))
+    log = [{"step": step, "train_loss": 9.0 - step / 10} for step in range(5, FINAL_STEP + 1, 5)]
+    write_metrics(model_dir / "metrics.jsonl", [*log, {"step": 20, "val_loss": 3.5}])
+    return model_dir
+
+
+def test_snapshots_are_listed_oldest_first_and_end_with_the_final_model(history_dir):
+    found = list_snapshots(history_dir)
+    assert [snapshot.step for snapshot in found] == [*EARLY_STEPS, FINAL_STEP]
+    assert found[-1].weights == MODEL_FILE
+    assert found[0].weights == f"snapshots/{snapshot_name(EARLY_STEPS[0])}"
+
+
+def test_a_model_without_snapshots_lists_none(tiny_model_dir):
+    assert list_snapshots(tiny_model_dir) == []
+
+
+def test_the_training_record_is_the_last_log_line_at_or_before_the_step(history_dir):
+    assert training_record(history_dir, 20).train_loss == pytest.approx(7.0)
+    assert training_record(history_dir, 22).train_loss == pytest.approx(7.0)
+    assert training_record(history_dir, 20).validation["val_loss"] == 3.5
+    assert training_record(history_dir, 25).validation is None
+    assert training_record(history_dir, 1).train_loss is None
+
+
+def test_a_snapshot_reads_the_final_translation_on_the_same_rows_and_columns(history_dir):
+    final = Translator.load(history_dir)
+    reference = final.translate(SENTENCE, "de", beam_size=2, trace=True)
+    early = load_snapshot(history_dir, list_snapshots(history_dir)[0])
+    view = view_snapshot(early, EARLY_STEPS[0], SENTENCE, reference, 2, 0.6)
+    for kind in ("encoder", "decoder", "cross"):
+        forced, final_map = getattr(view.forced.attention, kind), getattr(reference.attention, kind)
+        assert forced.query_labels == final_map.query_labels
+        assert forced.key_labels == final_map.key_labels
+        assert forced.weights.shape == final_map.weights.shape
+        np.testing.assert_allclose(forced.weights.sum(-1), 1.0, atol=1e-5)
+        assert not np.allclose(forced.weights, final_map.weights)  # another model's attention
+    assert view.translation.attention is None and view.forced.steps == []
+
+
+def test_the_final_snapshot_is_the_final_model_exactly(history_dir):
+    final = Translator.load(history_dir)
+    reference = final.translate(SENTENCE, "de", beam_size=2, trace=True)
+    last = load_snapshot(history_dir, list_snapshots(history_dir)[-1])
+    view = view_snapshot(last, FINAL_STEP, SENTENCE, reference, 2, 0.6)
+    assert view.translation.output_ids == reference.output_ids
+    for kind in ("encoder", "decoder", "cross"):
+        assert np.array_equal(
+            getattr(view.forced.attention, kind).weights, getattr(reference.attention, kind).weights
+        )
+    # teacher forcing gives the log-probability that the cached beam search computed step by step
+    assert view.forced.score == pytest.approx(reference.score, abs=1e-3)
+
+
+def test_head_dynamics_has_one_value_per_snapshot_layer_and_head(history_dir):
+    final = Translator.load(history_dir)
+    reference = final.translate(SENTENCE, "fr", beam_size=1, trace=True)
+    views = [
+        view_snapshot(load_snapshot(history_dir, s), s.step, SENTENCE, reference, 1, 0.6)
+        for s in list_snapshots(history_dir)
+    ]
+    cross, encoder = head_dynamics(views, "cross"), head_dynamics(views, "encoder")
+    shape = (3, TINY.n_decoder_layers, TINY.n_heads)
+    assert cross.steps == [*EARLY_STEPS, FINAL_STEP]
+    assert cross.entropy.shape == cross.confidence.shape == cross.diagonality.shape == shape
+    assert encoder.diagonality is None
+    assert (cross.confidence > 0).all() and (cross.confidence <= 1).all()
+
+
+@pytest.mark.skipif(not (DEFAULT_MODEL / "snapshots").is_dir(), reason="no shipped snapshots")
+def test_every_shipped_snapshot_loads_safely_and_sits_on_the_training_log():
+    logged = {record["step"] for record in read_metrics(DEFAULT_MODEL / "metrics.jsonl")}
+    found = list_snapshots(DEFAULT_MODEL)
+    assert len(found) >= 3
+    for snapshot in found[:-1]:
+        stored = safe_load(DEFAULT_MODEL / snapshot.weights)  # torch.load(weights_only=True)
+        assert stored["metadata"]["step"] == snapshot.step
+        assert snapshot.step in logged
+        assert all(t.dtype == torch.float16 for t in stored["state_dict"].values())
+    assert found[-1].step == max(logged)
+
+
+@pytest.fixture
+def page(history_dir, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(history_dir))
+
+    def open_page(**query: str) -> AppTest:
+        at = AppTest.from_file(MAIN, default_timeout=120)
+        at.query_params.update(query)
+        at.switch_page("views/training.py")
+        return at.run()
+
+    return open_page
+
+
+def chart_titles(at: AppTest) -> list[str]:
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return [(spec["layout"].get("title") or {}).get("text", "") for spec in specs]
+
+
+def test_the_page_moves_through_the_snapshots(page):
+    at = page(kind="cross")
+    assert not at.exception
+    assert any(title.startswith(f"Step {FINAL_STEP}:") for title in chart_titles(at))
+    final_text = at.text[0].value
+    at.select_slider(key="snapshot").set_value(EARLY_STEPS[0]).run()
+    assert not at.exception
+    assert any(title.startswith(f"Step {EARLY_STEPS[0]}:") for title in chart_titles(at))
+    assert at.text[0].value != final_text  # a random early model says something else
+    at.button(key="later").click().run()
+    assert any(title.startswith(f"Step {EARLY_STEPS[1]}:") for title in chart_titles(at))
+
+
+def test_the_step_comes_from_the_url_and_a_wrong_one_falls_back_to_the_final_model(page):
+    at = page(snapshot=str(EARLY_STEPS[1]))
+    assert any(title.startswith(f"Step {EARLY_STEPS[1]}:") for title in chart_titles(at))
+    at = page(snapshot="7")  # not a snapshot of this model
+    assert not at.exception
+    assert any(title.startswith(f"Step {FINAL_STEP}:") for title in chart_titles(at))
+
+
+def test_a_model_without_snapshots_shows_a_note(tiny_model_dir, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.switch_page("views/training.py")
+    at.run()
+    assert not at.exception
+    assert "keeps no snapshots" in at.info[0].value
