@@ -6,9 +6,10 @@
     python -m benchmarks.app_timings --no-browser  # server side only
 
 Server side, through streamlit.testing (the real scripts, in this process): a new sentence with
-the full trace (the model alone, and the whole Translate page), switching layer, head and beam
-step (a rerun that hits the cache), and a cold start (a fresh Python process up to the first
-rendered Translate page). In the browser (Chromium): from `streamlit run` to the first chart, and
+the full trace (the model alone, and the whole Translate page), switching layer, head, beam step
+and training snapshot (a rerun that hits the cache), the first visit of the Training dynamics
+page, and a cold start (a fresh Python process up to the first rendered Translate page). In the
+browser (Chromium): from `streamlit run` to the first chart, and
 from opening the page of a running server to the first chart.
 """
 
@@ -40,7 +41,16 @@ SENTENCES = [
     "The happy child eats quickly.",
     "The woman is very hungry today.",
 ]
-BUDGETS = {"new sentence": 0.300, "switch": 0.100, "cold start": 5.0}
+BUDGETS = {
+    "new sentence": 0.300,
+    "switch": 0.100,
+    "cold start": 5.0,
+    "snapshot step": 0.300,
+}
+# About 30 pieces with the language tag and </s>, as the training-dynamics budget says.
+LONG_SENTENCE = (
+    "Two young children in red shirts are playing football in a park next to a large fountain."
+)
 COLD_START = """
 import time, sys
 start = time.perf_counter()
@@ -123,7 +133,30 @@ def server_side(model: Path, repeat: int) -> dict[str, float]:
         lambda: at.button(key="next").click().run(), repeat
     )
     assert not at.exception, at.exception
-    return results
+    return results | training_dynamics(repeat)
+
+
+def training_dynamics(repeat: int) -> dict[str, float]:
+    """The Training dynamics page: the first visit runs every snapshot on the sentence; moving
+    the step slider afterwards only redraws. A model without snapshots has nothing to time."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(MAIN, default_timeout=600)
+    at.query_params["text"] = LONG_SENTENCE
+    at.switch_page("views/training.py")
+    start = time.perf_counter()
+    at.run()
+    first = time.perf_counter() - start
+    assert not at.exception, at.exception
+    if not at.get("select_slider"):
+        return {}
+    moves = iter(["earlier", "later"] * repeat)
+    switch = median_time(lambda: at.button(key=next(moves)).click().run(), repeat)
+    assert not at.exception, at.exception
+    return {
+        "first visit (Training dynamics page): every snapshot on a 30-piece sentence": first,
+        "snapshot step switch (Training dynamics page), 30-piece sentence": switch,
+    }
 
 
 def browser(model: Path) -> dict[str, float]:

@@ -19,6 +19,7 @@ from support.browser import (
     set_sentence,
     wait_for_app,
 )
+from tests.conftest import EARLY_STEPS, FINAL_STEP
 from tests.screenshots import VIEWS, take_screenshots
 
 pytestmark = pytest.mark.browser
@@ -29,13 +30,15 @@ TITLES = [
     "Attention",
     "Masking",
     "Beam search",
+    "Training dynamics",
     "Model",
     "Translate",
 ]
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model_dir, tmp_path_factory):
+def server(history_dir, tmp_path_factory):
+    """The app on the tiny model with its snapshots (history_dir)."""
     problem = None
     if not Path(CHROMIUM).is_file():
         problem = f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
@@ -46,7 +49,7 @@ def server(tiny_model_dir, tmp_path_factory):
             pytest.fail(problem)
         pytest.skip(problem)
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    with app_server(tiny_model_dir, log) as url:
+    with app_server(history_dir, log) as url:
         yield url
 
 
@@ -112,6 +115,25 @@ def test_translate_click_through_every_page_and_step(server, page, translator, t
     wait_for_app(page)
     assert step(page) == int(re.search(r"step=(\d+)", shared).group(1))
     assert page.get_by_text(f"Step {step(page)}: the candidates").count() == 1
+
+
+def chart_title(page) -> str:
+    return page.locator(".js-plotly-plot .gtitle").first.text_content()
+
+
+def test_training_dynamics_steps_back_through_the_snapshots(server, page):
+    page.goto(f"{server}/training?kind=cross")
+    page.wait_for_selector(CHART)
+    assert chart_title(page).startswith(f"Step {FINAL_STEP}:")
+    final_translation = page.locator("[data-testid='stText']").first.inner_text()
+    earlier = page.get_by_role("button", name="◀ Earlier")
+    for step in reversed(EARLY_STEPS):
+        earlier.click()
+        wait_for_app(page)
+        assert chart_title(page).startswith(f"Step {step}:")
+        assert re.search(rf"[?&]snapshot={step}\b", page.url)
+    assert page.locator("[data-testid='stText']").first.inner_text() != final_translation
+    assert not page.locator("[data-testid='stException']").count()
 
 
 def test_user_text_is_shown_as_text(server, page):

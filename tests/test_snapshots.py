@@ -2,7 +2,6 @@
 one is the shipped model exactly, and the Training dynamics page plays them back."""
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -11,9 +10,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core import DEFAULT_MODEL, Translator
-from core.checkpoint import MODEL_FILE, safe_load, save_model
-from core.metrics_log import read_metrics, write_metrics
-from core.model import Transformer
+from core.checkpoint import MODEL_FILE, safe_load
+from core.metrics_log import read_metrics
 from core.snapshots import (
     head_dynamics,
     list_snapshots,
@@ -22,28 +20,10 @@ from core.snapshots import (
     training_record,
     view_snapshot,
 )
-from tests.conftest import TINY
+from tests.conftest import EARLY_STEPS, FINAL_STEP, TINY
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 SENTENCE = "The animal didn't cross the street because it was too tired."
-EARLY_STEPS = (5, 20)
-FINAL_STEP = 40
-
-
-@pytest.fixture(scope="module")
-def history_dir(tiny_model_dir, tmp_path_factory):
-    """The tiny model with two earlier random snapshots, a card and a training log."""
-    model_dir = tmp_path_factory.mktemp("history") / "model"
-    shutil.copytree(tiny_model_dir, model_dir)
-    (model_dir / "snapshots").mkdir()
-    for seed, step in enumerate(EARLY_STEPS, start=1):
-        torch.manual_seed(seed)
-        save_model(Transformer(TINY), model_dir / "snapshots" / snapshot_name(step), {"step": step})
-    card = json.loads((model_dir / "card.json").read_text())
-    (model_dir / "card.json").write_text(json.dumps({**card, "training": {"steps": FINAL_STEP}}))
-    log = [{"step": step, "train_loss": 9.0 - step / 10} for step in range(5, FINAL_STEP + 1, 5)]
-    write_metrics(model_dir / "metrics.jsonl", [*log, {"step": 20, "val_loss": 3.5}])
-    return model_dir
 
 
 def test_snapshots_are_listed_oldest_first_and_end_with_the_final_model(history_dir):

@@ -20,7 +20,7 @@ DYNAMICS_HELP = (
     "rectangle: an alignment-like head, as in word alignment, scores near 1."
 )
 
-st.title("Watch attention being learned")
+st.title("Training dynamics: watch attention being learned")
 state.translator()  # says so if there is no model
 if not list_snapshots(state.model_dir()):
     st.info("This model keeps no snapshots of its training (snapshots/ beside model.pt).")
@@ -34,8 +34,8 @@ st.markdown(
     "model's translation (teacher forcing), so every step's map has the same rows and columns "
     "and one colour scale. Early snapshots babble; watch when the heads find their jobs."
 )
-if st.session_state.get("snapshot") not in steps:
-    st.session_state.snapshot = steps[-1]
+if st.session_state.get("snapshot", steps[-1]) not in steps:  # a step of another model
+    del st.session_state["snapshot"]
 
 
 def move(delta: int) -> None:
@@ -64,7 +64,12 @@ def snapshot_view() -> None:
     forward.button("Later ▶", key="later", on_click=move, args=(1,), width="stretch")
     with slider:
         step = st.select_slider(
-            "Training step", steps, key="snapshot", bind="query-params", format_func="{:,}".format
+            "Training step",
+            steps,
+            value=steps[-1],
+            key="snapshot",
+            bind="query-params",
+            format_func="{:,}".format,
         )
     view = views[steps.index(step)]
     record = training_record(state.model_dir(), step)
