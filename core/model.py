@@ -308,28 +308,38 @@ class Transformer(nn.Module):
         with torch.no_grad():
             self.embedding.weight[self.config.pad_id].zero_()
 
-    def embed(self, tokens: Tensor, offset: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+    def embed(
+        self, tokens: Tensor, offset: int = 0, token_embedding: Tensor | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """Embedding(x) * sqrt(D) + PE, for positions offset.. offset+T.
 
         Returns the model input (B, T, D), the scaled token embedding (B, T, D) and the positional
-        encoding (T, D).
+        encoding (T, D). A given ``token_embedding`` (B, T, D) stands for Embedding(x) * sqrt(D):
+        attribution methods move along it (core/attribution.py).
         """
         length = tokens.size(1)
         if offset + length > self.config.max_len:
             raise ValueError(
                 f"sequence of {offset + length} tokens > max_len={self.config.max_len}"
             )
-        token_embedding = self.embedding(tokens) * math.sqrt(self.config.d_model)
+        if token_embedding is None:
+            token_embedding = self.embedding(tokens) * math.sqrt(self.config.d_model)
         pe = self.pe[offset : offset + length]
         return self.dropout(token_embedding + pe), token_embedding, pe
 
-    def encode(self, source: Tensor, trace: Intermediates | None = None) -> tuple[Tensor, Tensor]:
+    def encode(
+        self,
+        source: Tensor,
+        trace: Intermediates | None = None,
+        token_embedding: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
         """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S).
 
-        With a trace, it records the embeddings and each layer's self-attention into it.
+        With a trace, it records the embeddings and each layer's self-attention into it. A given
+        ``token_embedding`` (B, S, D) replaces the source's scaled embeddings (see :meth:`embed`).
         """
         source_mask = padding_mask(source, self.config.pad_id)
-        x, token_embedding, pe = self.embed(source)
+        x, token_embedding, pe = self.embed(source, token_embedding=token_embedding)
         if trace is not None:
             trace.source_embedding, trace.source_positional = token_embedding, pe
         for layer in self.encoder_layers:
