@@ -526,3 +526,47 @@ def training_curves(
         fig.add_vline(x=mark_step, line_dash="dot", line_color="grey")
     fig.update_layout(height=380, legend={"orientation": "h", "y": -0.3})
     return fig
+
+
+# --------------------------------------------------------------------------------------------------
+# Explain
+# --------------------------------------------------------------------------------------------------
+
+
+def lens_map(values: dict[str, np.ndarray], source_labels: Sequence[str], title: str) -> go.Figure:
+    """A row per lens over the source pieces, each row on its own scale: divided by its largest
+    absolute value, so -1..1 (negative: evidence against the word). Hover gives the raw value."""
+    raw = np.stack(list(values.values()))  # (M, S)
+    scale = np.abs(raw).max(axis=1, keepdims=True)
+    scaled = raw / np.where(scale > 0, scale, 1.0)
+    fig = heatmap(
+        scaled,
+        list(values),
+        source_labels,
+        title=title,
+        axis_names=("lens", "source piece"),
+        value_name="share of the row's largest",
+        colorscale=DIVERGING_SCALE,
+        zmin=-1.0,
+        zmax=1.0,
+        value_text=np.vectorize(lambda v: f"{v:.3g}")(raw),
+    )
+    fig.update_layout(height=_height(len(values), per_row=44), margin={"l": 260})
+    return fig
+
+
+def agreement_map(names: Sequence[str], agreement: np.ndarray) -> go.Figure:
+    """Kendall's tau between every pair of lenses, -1..1, with the value in each cell."""
+    return heatmap(
+        agreement,
+        names,
+        names,
+        title="Do the lenses rank the source pieces alike? (Kendall's tau)",
+        axis_names=("lens", "lens"),
+        value_name="tau",
+        colorscale=DIVERGING_SCALE,
+        zmin=-1.0,
+        zmax=1.0,
+        value_text=np.vectorize(lambda v: f"{v:.2f}")(agreement),
+        show_text=True,
+    )

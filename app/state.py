@@ -11,7 +11,7 @@ import streamlit as st
 import torch
 
 from app.analysis import Analysis, analyse
-from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, snapshots
+from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, attribution, snapshots
 from core.snapshots import Snapshot
 from core.translator import EncoderBatch
 
@@ -104,6 +104,16 @@ def snapshot_views() -> list[snapshots.SnapshotView]:
         progress.progress(done / len(found), text=f"Step {snapshot.step:,} done")
     progress.empty()
     return views
+
+
+@st.cache_data(
+    max_entries=64, show_spinner="Computing every lens (integrated gradients: 64 passes)…"
+)
+def cached_lenses(
+    path: str, text: str, target: str, beam: int, alpha: float, position: int
+) -> attribution.Lenses:
+    result = cached_analysis(path, text, target, beam, alpha).result
+    return attribution.lenses(load_translator(path).model, result, position)
 
 
 def translator() -> Translator:

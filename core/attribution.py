@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from captum.attr import InputXGradient, IntegratedGradients
+from scipy.stats import kendalltau
 
 from core.model import Transformer
 from core.tokenizer import UNK_ID
@@ -158,3 +159,15 @@ def lenses(model: Transformer, result: Translation, position: int) -> Lenses:
         value,
         float(delta[0]),
     )
+
+
+def rank_agreement(values: dict[str, np.ndarray]) -> np.ndarray:
+    """(M, M): Kendall's tau (tau-b, from SciPy) between the source-piece rankings of every pair
+    of lenses, in the order of ``values``; 1 on the diagonal, 0 where a lens is constant."""
+    names = list(values)
+    agreement = np.eye(len(names))
+    for i, first in enumerate(names):
+        for j in range(i + 1, len(names)):
+            tau = kendalltau(values[first], values[names[j]]).statistic
+            agreement[i, j] = agreement[j, i] = 0.0 if np.isnan(tau) else tau
+    return agreement

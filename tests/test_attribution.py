@@ -1,10 +1,21 @@
 """The explain lenses: each one is what it claims, on the tiny random model."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 
-from core.attribution import cross_rollout, lenses, norm_based, occlusion, rollout
+from core.attribution import (
+    cross_rollout,
+    lenses,
+    norm_based,
+    occlusion,
+    rank_agreement,
+    rollout,
+)
 from core.tokenizer import UNK_ID
 
 SENTENCE = "The small dog runs in the garden."
@@ -95,3 +106,33 @@ def test_every_lens_gives_one_value_per_source_piece(translator, traced):
         )
     log_probs = logits[0, 0].log_softmax(-1)
     assert found.log_prob == pytest.approx(float(log_probs[traced.output_ids[0]]), abs=1e-4)
+
+
+def test_rank_agreement_is_kendalls_tau_between_lenses():
+    values = {
+        "up": np.array([1.0, 2.0, 3.0, 4.0]),
+        "same order": np.array([10.0, 20.0, 30.0, 40.0]),
+        "down": np.array([4.0, 3.0, 2.0, 1.0]),
+        "flat": np.zeros(4),
+    }
+    agreement = rank_agreement(values)
+    assert agreement[0, 1] == pytest.approx(1.0) and agreement[0, 2] == pytest.approx(-1.0)
+    assert agreement[3, 0] == 0.0 and np.allclose(np.diag(agreement), 1.0)
+    assert np.allclose(agreement, agreement.T)
+
+
+def test_the_explain_page_draws_every_lens_for_the_chosen_piece(tiny_model_dir, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
+    main = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+    at = AppTest.from_file(main, default_timeout=120)
+    at.query_params["text"] = SENTENCE
+    at.switch_page("views/explain.py")
+    at.run()
+    assert not at.exception
+    box = at.selectbox(key="word")
+    box.set_value(2).run()
+    assert not at.exception
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    lens_rows = specs[0]["layout"]["yaxis"]["ticktext"]
+    assert len(lens_rows) == 7 and "integrated gradients" in lens_rows
+    assert "completeness error" in " ".join(c.value for c in at.caption)
