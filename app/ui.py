@@ -12,7 +12,6 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.analysis import MAX_CHARS
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import LANGUAGES
 
@@ -42,7 +41,6 @@ def sidebar() -> None:
             "English sentence",
             key="text",
             bind="query-params",
-            max_chars=MAX_CHARS,
             height=110,
             help="Ctrl+Enter or click outside to translate.",
         )

@@ -22,12 +22,10 @@ st.markdown(
     "Sentences in a batch are padded to one length with `<pad>`; the padding mask keeps every "
     "query from attending to those positions. Your sentence is batched here with a second one."
 )
-other = st.text_input(
-    "Second sentence", value=OTHER, key="other", bind="query-params", max_chars=MAX_CHARS
-)
+other = st.text_input("Second sentence", value=OTHER, key="other", bind="query-params")
 if not normalize_text(other):  # nothing to translate: the default sentence instead
     other = OTHER
-batch = state.padded_batch(str(state.model_dir()), (s.text[:MAX_CHARS], other), s.to)
+batch = state.padded_batch(str(state.model_dir()), (s.text[:MAX_CHARS], other[:MAX_CHARS]), s.to)
 ui.chart(
     figures.heatmap(
         batch.padding_mask.astype(float),

@@ -4,7 +4,6 @@ import sacrebleu
 import streamlit as st
 
 from app import figures, state, ui
-from app.analysis import MAX_CHARS
 from core import LANGUAGES
 
 st.title("Translate")
@@ -27,7 +26,6 @@ reference = st.text_area(
     "Reference translation (optional)",
     key="ref",
     bind="query-params",
-    max_chars=MAX_CHARS,
     placeholder=f"A {LANGUAGES[s.to]} translation to score the output against",
 )
 if reference.strip():
