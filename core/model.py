@@ -131,6 +131,9 @@ class MultiHeadAttention(nn.Module):
         self.w_k = nn.Linear(config.d_model, config.d_model)
         self.w_v = nn.Linear(config.d_model, config.d_model)
         self.w_o = nn.Linear(config.d_model, config.d_model)
+        # (H,) 0/1 per head, or None: a head gated by 0 adds nothing to Concat(...) W^O (head
+        # ablation, Michel et al. 2019). Only core/ablation.py sets it, on a copy of the model.
+        self.head_gate: Tensor | None = None
 
     def split_heads(self, x: Tensor) -> Tensor:
         """(B, T, D) -> (B, H, T, d_k)"""
@@ -169,6 +172,8 @@ class MultiHeadAttention(nn.Module):
                 record.append(maps)
         else:
             heads = F.scaled_dot_product_attention(query, key, value, mask)
+        if self.head_gate is not None:
+            heads = heads * self.head_gate.view(1, -1, 1, 1)  # (B, H, T_q, d_k)
         concat = heads.transpose(1, 2).flatten(2)  # (B, T_q, H, d_k) -> (B, T_q, D)
         return self.w_o(concat)
 
