@@ -570,3 +570,53 @@ def agreement_map(names: Sequence[str], agreement: np.ndarray) -> go.Figure:
         value_text=np.vectorize(lambda v: f"{v:.2f}")(agreement),
         show_text=True,
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# Heads lab
+# --------------------------------------------------------------------------------------------------
+
+
+def head_dashboard(values: np.ndarray, roles: Sequence[str], title: str, name: str) -> go.Figure:
+    """A layers x heads grid coloured by one statistic (values (L, H)), each cell naming the
+    head's role (roles: L * H labels, layer by layer)."""
+    layers, heads = values.shape
+    fig = heatmap(
+        values,
+        [f"L{layer}" for layer in range(1, layers + 1)],
+        [f"H{head}" for head in range(1, heads + 1)],
+        title=title,
+        axis_names=("layer", "head"),
+        value_name=name,
+        colorscale="Viridis",
+        zmin=None,
+        zmax=None,
+        value_text=np.array(
+            [f"{role}<br>{value:.2f}" for role, value in zip(roles, values.ravel())]
+        ).reshape(values.shape),
+        show_text=True,
+    )
+    fig.update_xaxes(tickangle=0)
+    fig.update_traces(textfont={"size": 10})
+    return fig
+
+
+def focus_bars(labels: Sequence[str], weights: Sequence[float], title: str) -> go.Figure:
+    """The heads ranked for one word: a bar per head, the strongest on top."""
+    fig = go.Figure(
+        go.Bar(
+            x=list(weights),
+            y=[plot_text(label) for label in labels],
+            orientation="h",
+            marker_color=STATUS_COLOURS["kept"],
+            hovertemplate="%{y}<br>weight %{x:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=plot_text(title),
+        height=_height(len(labels), per_row=30, minimum=260),
+        xaxis={"title": "weight on the top key", "range": [0, 1]},
+        yaxis={"autorange": "reversed"},
+        margin={"l": 260},
+    )
+    return fig

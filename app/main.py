@@ -19,6 +19,7 @@ PAGES = [
     st.Page("views/attention.py", title="Attention", icon=":material/grid_on:"),
     st.Page("views/masking.py", title="Masking", icon=":material/visibility_off:"),
     st.Page("views/beam_search.py", title="Beam search", icon=":material/account_tree:"),
+    st.Page("views/head_lab.py", title="Heads lab", icon=":material/hub:"),
     st.Page("views/explain.py", title="Explain", icon=":material/psychology:"),
     st.Page("views/training.py", title="Training dynamics", icon=":material/timeline:"),
     st.Page("views/model.py", title="Model", icon=":material/info:"),

@@ -12,8 +12,9 @@ import torch
 
 from app.analysis import Analysis, analyse
 from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, attribution, snapshots
+from core.ablation import Head, ablated_translator
 from core.snapshots import Snapshot
-from core.translator import EncoderBatch
+from core.translator import EncoderBatch, Translation
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
 
@@ -114,6 +115,17 @@ def cached_lenses(
 ) -> attribution.Lenses:
     result = cached_analysis(path, text, target, beam, alpha).result
     return attribution.lenses(load_translator(path).model, result, position)
+
+
+@st.cache_data(max_entries=32, show_spinner="Translating with those heads off…")
+def cached_ablation(
+    path: str, text: str, target: str, beam: int, alpha: float, heads: tuple[str, ...]
+) -> tuple[Translation, float]:
+    """The translation with ``heads`` (names such as "enc L5 H5") switched off, and the
+    log-probability that model gives to the normal translation."""
+    normal = cached_analysis(path, text, target, beam, alpha).result
+    model = ablated_translator(load_translator(path), [Head.parse(name) for name in heads])
+    return model.translate(text, target, beam, alpha), model.inspect(normal).score
 
 
 def translator() -> Translator:

@@ -19,6 +19,7 @@ PAGES = [
     "attention",
     "masking",
     "beam_search",
+    "head_lab",
     "explain",
     "training",
     "model",
