@@ -12,8 +12,10 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from app import state
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import LANGUAGES
+from core.snapshots import SnapshotView, list_snapshots
 
 PRESENTATION_CSS = "<style>html { font-size: 22px; }</style>"
 ATTENTION_KINDS = {
@@ -129,3 +131,33 @@ def pick(
     else:
         st.query_params[key] = str(value)
     return value
+
+
+def snapshot_picker() -> SnapshotView | None:
+    """For a model with snapshots, a training-step slider (the same one, in the URL, as on the
+    Training dynamics page): None at the final step, else that snapshot on the sentence."""
+    found = list_snapshots(state.model_dir())
+    if not found:
+        return None
+    steps = [snapshot.step for snapshot in found]
+    if st.session_state.get("snapshot", steps[-1]) not in steps:  # a step of another model
+        del st.session_state["snapshot"]
+    step = st.select_slider(
+        "Training step",
+        steps,
+        value=steps[-1],
+        key="snapshot",
+        bind="query-params",
+        format_func="{:,}".format,
+        help="See the model as it was earlier in its training (its snapshots).",
+    )
+    if step == steps[-1]:
+        return None
+    s = settings()
+    weights = found[steps.index(step)].weights
+    view = state.snapshot_view(str(state.model_dir()), step, weights, s.text, s.to, s.beam, s.alpha)
+    st.caption(
+        f"The model after {step:,} training steps: it reads the final model's translation (teacher "
+        "forcing), so the maps keep their rows and columns."
+    )
+    return view

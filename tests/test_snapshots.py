@@ -148,3 +148,18 @@ def test_a_model_without_snapshots_shows_a_note(tiny_model_dir, monkeypatch):
     at.run()
     assert not at.exception
     assert "keeps no snapshots" in at.info[0].value
+
+
+@pytest.mark.parametrize("page_file", ["attention", "translate"])
+def test_the_attention_and_translate_pages_show_an_earlier_step(
+    history_dir, monkeypatch, page_file
+):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(history_dir))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params.update({"snapshot": str(EARLY_STEPS[0]), "text": SENTENCE})
+    at.switch_page(f"views/{page_file}.py")
+    at.run()
+    assert not at.exception
+    assert any(title.endswith(f"step {EARLY_STEPS[0]}") for title in chart_titles(at))
+    at.select_slider(key="snapshot").set_value(FINAL_STEP).run()
+    assert not any("step" in title for title in chart_titles(at))

@@ -14,6 +14,9 @@ EXPLAIN = {
 
 st.title("Attention")
 r = state.analysis().result
+earlier = ui.snapshot_picker()
+if earlier is not None:
+    r = earlier.forced
 kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
 st.caption(EXPLAIN[kind])
 if kind != "encoder":
@@ -34,6 +37,8 @@ if single.open is not False:  # None: tabs without state (AppTest); draw it
             head = ui.pick("Head", ["avg", *range(1, n_heads + 1)], "head", default=1)
         head_name = "average of the heads" if head == "avg" else f"head {head}"
         title = f"{ui.ATTENTION_KINDS[kind]}, layer {layer}, {head_name}"
+        if earlier is not None:
+            title += f", step {earlier.step:,}"
         head_index = None if head == "avg" else head - 1
         ui.chart(figures.attention_map(attention, layer - 1, head_index, title), "attention-head")
 if grid.open:

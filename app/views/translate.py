@@ -36,6 +36,12 @@ if reference.strip():
     right.metric("chrF", f"{chrf.score:.1f}", help="sacreBLEU sentence chrF")
     st.caption("One sentence is a noisy sample: corpus scores are on the Model page.")
 
+earlier = ui.snapshot_picker()
+if earlier is not None:
+    st.text(f"After {earlier.step:,} steps the model translated:")
+    st.code(earlier.translation.text, language=None, wrap_lines=True)
+    r = earlier.forced
+
 st.subheader("Which source words each output word looked at")
 st.caption(
     "Cross-attention of the last decoder layer, averaged over the heads, pieces merged into "
@@ -43,4 +49,7 @@ st.caption(
 )
 st.caption(ui.DECODER_ROWS)
 cross = r.word_attention.cross
-ui.chart(figures.attention_map(cross, len(cross.weights) - 1), "alignment")
+step = "" if earlier is None else f", step {earlier.step:,}"
+ui.chart(
+    figures.attention_map(cross, len(cross.weights) - 1, title=f"Alignment{step}"), "alignment"
+)
