@@ -163,3 +163,16 @@ def test_the_attention_and_translate_pages_show_an_earlier_step(
     assert any(title.endswith(f"step {EARLY_STEPS[0]}") for title in chart_titles(at))
     at.select_slider(key="snapshot").set_value(FINAL_STEP).run()
     assert not any("step" in title for title in chart_titles(at))
+
+
+def test_at_most_three_snapshots_stay_in_memory(history_dir):
+    from app import state
+
+    path, found = str(history_dir), list_snapshots(history_dir)
+    assert state.SNAPSHOTS_IN_MEMORY == 3 == len(found)
+    first = state.load_snapshot(path, found[0].step, found[0].weights)
+    assert state.load_snapshot(path, found[0].step, found[0].weights) is first  # cached
+    for snapshot in found[1:]:
+        state.load_snapshot(path, snapshot.step, snapshot.weights)
+    state.load_snapshot(path, FINAL_STEP + 1, MODEL_FILE)  # a fourth model: the oldest goes
+    assert state.load_snapshot(path, found[0].step, found[0].weights) is not first
