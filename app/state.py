@@ -143,12 +143,13 @@ def translator() -> Translator:
         st.stop()
 
 
-def analysis() -> Analysis:
-    """The analysis of the current settings, or a message about the input (and the page stops)."""
+def analysis(text: str | None = None) -> Analysis:
+    """The analysis of the current settings (or of another ``text`` with them), or a message
+    about the input (and the page stops)."""
     translator()  # says so if there is no model
     s = settings()
     try:
-        result = cached_analysis(str(model_dir()), s.text, s.to, s.beam, s.alpha)
+        result = cached_analysis(str(model_dir()), text or s.text, s.to, s.beam, s.alpha)
     except InputError as error:
         st.info(str(error))
         st.stop()

@@ -16,6 +16,7 @@ from core.attribution import (
     rank_agreement,
     rollout,
 )
+from core.minimal_pairs import COREFERENCE_PAIR, partner, word_changes
 from core.tokenizer import UNK_ID
 
 SENTENCE = "The small dog runs in the garden."
@@ -136,3 +137,18 @@ def test_the_explain_page_draws_every_lens_for_the_chosen_piece(tiny_model_dir, 
     lens_rows = specs[0]["layout"]["yaxis"]["ticktext"]
     assert len(lens_rows) == 7 and "integrated gradients" in lens_rows
     assert "completeness error" in " ".join(c.value for c in at.caption)
+    # the minimal pair: the other half of the coreference pair by default, and any sentence
+    assert at.text_input(key="pair").value == partner(SENTENCE)
+    at.text_input(key="pair").set_value("The small cat runs in the garden.").run()
+    assert not at.exception
+    assert any(t.value.startswith("The translations differ in:") for t in at.text)
+    assert at.selectbox(key="follow").value in SENTENCE.split()
+
+
+def test_word_changes_name_what_differs():
+    first, second = (sentence.split() for sentence in COREFERENCE_PAIR)
+    assert word_changes(first, second) == [("tired.", "wide.")]
+    assert word_changes(["a", "b"], ["a", "x", "b"]) == [("", "x")]
+    assert word_changes(["a"], ["a"]) == []
+    assert partner(COREFERENCE_PAIR[1]) == COREFERENCE_PAIR[0]
+    assert partner("Anything else.") == COREFERENCE_PAIR[1]

@@ -1,9 +1,13 @@
-"""Explain: for one produced word, what the model attended to beside what the word depends on."""
+"""Explain: for one produced word, what the model attended to beside what the word depends on;
+and minimal pairs, two sentences a word apart, side by side."""
 
 import streamlit as st
 
 from app import figures, state, ui
 from core.attribution import IG_STEPS, rank_agreement
+from core.head_focus import rank_heads
+from core.minimal_pairs import partner, word_changes
+from core.words import is_special_piece
 
 READING_GUIDE = (
     "**How to read this.** The first four rows are attention in different guises: the raw "
@@ -49,3 +53,50 @@ ui.chart(
     "lens-agreement",
 )
 st.markdown(READING_GUIDE)
+
+st.header("Minimal pairs: change a word, watch the translation")
+st.markdown(
+    "Change one word and see what moves. In the classic pair, *tired* fits the animal and *wide* "
+    "the street, so German must choose between *es* (das Tier) and *sie* (die Straße) for *it*: "
+    "does the model follow, and does a head that links *it* to the right noun show why?"
+)
+other = st.text_input("Second sentence", value=partner(s.text), key="pair", bind="query-params")
+second = state.analysis(other).result
+left, right = st.columns(2)
+for column, text, result in ((left, s.text, r), (right, other, second)):
+    column.text(text)
+    column.code(result.text, language=None, wrap_lines=True)
+changes = word_changes(r.text.split(), second.text.split())
+st.text(
+    "The translations differ in: "
+    + ("; ".join(f"{old or '∅'} → {new or '∅'}" for old, new in changes) or "nothing")
+)
+first_words, second_words = r.word_attention.encoder, second.word_attention.encoder
+shared = [
+    word
+    for word in first_words.query_labels
+    if word in second_words.query_labels and not is_special_piece(word)
+]
+if not shared:
+    st.info("The two sentences share no word to follow.")
+    st.stop()
+default = shared.index("it") if "it" in shared else 0
+word = st.selectbox("Word to follow", shared, index=default, key="follow")
+query = first_words.query_labels.index(word)
+best = rank_heads(first_words, query, skip_self=True)[0]
+st.caption(
+    f"Encoder layer {best.layer + 1}, head {best.head + 1}: the head whose top key for “{word}” "
+    "is strongest in the first sentence, shown for both."
+)
+left, right = st.columns(2)
+for column, attention, name in ((left, first_words, "first"), (right, second_words, "second")):
+    row = attention.weights[best.layer, best.head, attention.query_labels.index(word)]
+    with column:
+        ui.chart(
+            figures.focus_bars(
+                [f"{i} {key}" for i, key in enumerate(attention.key_labels)],  # "the" twice
+                row,
+                f"“{word}” in the {name} sentence",
+            ),
+            f"pair-{name}",
+        )
