@@ -55,7 +55,8 @@ def history_dir(tiny_model_dir, tmp_path_factory):
     card = json.loads((model_dir / "card.json").read_text())
     (model_dir / "card.json").write_text(json.dumps({**card, "training": {"steps": FINAL_STEP}}))
     log = [{"step": step, "train_loss": 9.0 - step / 10} for step in range(5, FINAL_STEP + 1, 5)]
-    write_metrics(model_dir / "metrics.jsonl", [*log, {"step": 20, "val_loss": 3.5}])
+    validation = {"step": 20, "val_loss": 3.5, "val_bleu_de": 12.5}
+    write_metrics(model_dir / "metrics.jsonl", [*log, validation])
     return model_dir
 
 

@@ -131,6 +131,7 @@ def test_the_page_moves_through_the_snapshots(page):
     assert at.text[0].value != final_text  # a random early model says something else
     at.button(key="later").click().run()
     assert any(title.startswith(f"Step {EARLY_STEPS[1]}:") for title in chart_titles(at))
+    assert [metric.value for metric in at.metric][-1] == "12.5"  # validated at step 20
 
 
 def test_the_step_comes_from_the_url_and_a_wrong_one_falls_back_to_the_final_model(page):

@@ -8,6 +8,7 @@ from core.snapshots import head_dynamics, list_snapshots, training_record
 
 PLAY_INTERVAL_S = 1.2  # seconds per snapshot while the training plays
 LOSS_HELP = "Label-smoothed cross-entropy per target token, from the training log at this step."
+BLEU_HELP = "sacreBLEU on the run's validation sample at this step, from the training log."
 SCORE_HELP = (
     "How likely this snapshot finds the final model's translation: the sum of the log "
     "probabilities of its pieces. It rises towards the final model's own score."
@@ -73,11 +74,16 @@ def snapshot_view() -> None:
         )
     view = views[steps.index(step)]
     record = training_record(state.model_dir(), step)
-    columns = st.columns(3)
+    columns = st.columns(4)
     columns[0].metric("Step", f"{step:,}", help="Optimizer updates so far.")
     if record.train_loss is not None:
         columns[1].metric("Training loss", f"{record.train_loss:.2f}", help=LOSS_HELP)
     columns[2].metric("log P(final translation)", f"{view.forced.score:.1f}", help=SCORE_HELP)
+    if record.validation and f"val_bleu_{view.translation.target}" in record.validation:
+        bleu = record.validation[f"val_bleu_{view.translation.target}"]
+        columns[3].metric("Validation BLEU", f"{bleu:.1f}", help=BLEU_HELP)
+    else:
+        columns[3].caption("No validation was logged at this step.")
     st.caption("This snapshot translates:")
     st.text(view.translation.text or "(nothing: it says </s> at once)")
     st.caption("The final model translates:")
