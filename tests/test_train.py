@@ -17,6 +17,7 @@ from tests.training import run_train, write_tiny_data
 from train.batching import collate, token_batches
 from train.config import parse_args
 from train.data import Example, clean_pairs, in_validation, keep_pair, load_corpus
+from train.lineage import log_spaced
 from train.trainer import continued_lr, noam_lr
 
 
@@ -224,3 +225,9 @@ def test_multi30k_repeat_sets_the_mixture(data_dir):
     assert len(thrice.train) - len(twice.train) == len(twice.train) - len(once.train)
     assert all(example.target in ("de", "fr") for example in added)
     assert len(twice.valid) == len(once.valid)
+
+
+def test_the_snapshots_kept_are_spread_on_a_log_axis():
+    assert log_spaced([100, 300, 1000, 3000, 10000, 12500], keep=5) == [100, 300, 1000, 3000, 10000]
+    assert log_spaced([10, 20, 1000, 1100, 5000], keep=3) == [10, 1000, 5000]
+    assert log_spaced([3, 10, 14], keep=5) == [3, 10, 14]

@@ -10,6 +10,7 @@ training seconds counted on from there. One step axis from the first update to t
 
 from __future__ import annotations
 
+import math
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,10 @@ from pathlib import Path
 from core.checkpoint import MODEL_FILE, load_model, save_model
 from core.metrics_log import read_metrics, write_metrics
 from core.snapshots import METRICS_FILE, SNAPSHOT_DIR, snapshot_name, snapshot_step
+
+# A float16 snapshot of the shipped shape is 15.6 MB: five of them and the final model keep
+# pretrained/ under its 100 MB budget.
+MAX_SNAPSHOTS = 5
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,23 @@ def ship_history(run_dir: Path, model_dir: Path, origin: Origin | None) -> None:
             snapshot_step(own) + steps,
             metadata.get("train_seconds", 0.0) + seconds,
         )
+    for redundant in set(snapshot_steps(model_dir)) - set(log_spaced(snapshot_steps(model_dir))):
+        (model_dir / SNAPSHOT_DIR / snapshot_name(redundant)).unlink()
+
+
+def snapshot_steps(model_dir: Path) -> list[int]:
+    return sorted(snapshot_step(path) for path in (model_dir / SNAPSHOT_DIR).glob("step_*.pt"))
+
+
+def log_spaced(steps: list[int], keep: int = MAX_SNAPSHOTS) -> list[int]:
+    """At most ``keep`` of the sorted ``steps``, as evenly spread on a log axis as dropping allows:
+    while there are too many, the step nearest (in log distance) to its earlier neighbour goes;
+    the first step always stays."""
+    kept = list(steps)
+    while len(kept) > keep:
+        gaps = [math.log(kept[i] / kept[i - 1]) for i in range(1, len(kept))]
+        del kept[1 + gaps.index(min(gaps))]
+    return kept
 
 
 def shifted(record: dict, origin: Origin) -> dict:
