@@ -58,6 +58,8 @@ def ship_history(run_dir: Path, model_dir: Path, origin: Origin | None) -> None:
         )
     for redundant in set(snapshot_steps(model_dir)) - set(log_spaced(snapshot_steps(model_dir))):
         (model_dir / SNAPSHOT_DIR / snapshot_name(redundant)).unlink()
+    if not snapshot_steps(model_dir):
+        (model_dir / SNAPSHOT_DIR).rmdir()  # no snapshots: the app shows its one-line note
 
 
 def snapshot_steps(model_dir: Path) -> list[int]:
