@@ -12,7 +12,7 @@ import torch
 
 from app.analysis import Analysis, analyse
 from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, attribution, snapshots
-from core.ablation import Head, ablated_translator
+from core.ablation import Head, intervened_translator
 from core.snapshots import Snapshot
 from core.translator import EncoderBatch, Translation
 
@@ -124,7 +124,7 @@ def cached_ablation(
     """The translation with ``heads`` (names such as "enc L5 H5") switched off, and the
     log-probability that model gives to the normal translation."""
     normal = cached_analysis(path, text, target, beam, alpha).result
-    model = ablated_translator(load_translator(path), [Head.parse(name) for name in heads])
+    model = intervened_translator(load_translator(path), [Head.parse(name) for name in heads])
     return model.translate(text, target, beam, alpha), model.inspect(normal).score
 
 

@@ -1,25 +1,36 @@
-"""Switching heads off: what does the translation lose without them?
+"""Intervening on heads: what does the translation lose without them, or with their attention
+replaced?
 
-A head is ablated by gating its output to 0 before the output projection W^O (Michel et al. 2019,
-"Are Sixteen Heads Really Better than One?"): MultiHead = Concat(g_1 head_1, ..., g_h head_h) W^O
-with g = 0 for the switched-off heads, 1 for the others. The attention maps of a switched-off head
-are still computed (and drawn); only its contribution is gone.
+Three interventions on a head, all on a copy of the model:
 
-The gates live on a copy of the model, never on the shared one: the app serves many users from
+- **off**: its output is gated to 0 before the output projection W^O (Michel et al. 2019, "Are
+  Sixteen Heads Really Better than One?"): MultiHead = Concat(g_1 head_1, ..., g_h head_h) W^O
+  with g = 0 for the switched-off heads, 1 for the others. Its attention maps are still computed
+  (and drawn); only its contribution is gone.
+- **uniform**: its weights become 1/n over the n keys it may attend to, so it averages the values
+  (the baseline of Wiegreffe & Pinter 2019, "Attention is not not Explanation").
+- **permute**: each row's weights are shuffled among the keys it may attend to, same values in
+  other places (Jain & Wallace 2019, "Attention is not Explanation"). The shuffle is random,
+  drawn from a generator seeded once per model copy, so one copy decodes reproducibly.
+
+The copy is made for the request, never set on the shared model: the app serves many users from
 one cached model at once.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
+from torch import Tensor
 
 from core.model import MultiHeadAttention, Transformer
-from core.translator import InputError, Translator
+from core.translator import InputError, Translation, Translator
 
 KINDS = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
 _NAME = re.compile(r"^(enc|dec|cross) L(\d+) H(\d+)$")
@@ -55,17 +66,122 @@ def attention_module(model: Transformer, head: Head) -> MultiHeadAttention:
     return layer.cross_attn if head.kind == "cross" else layer.self_attn
 
 
-def ablated(model: Transformer, heads: Iterable[Head]) -> Transformer:
-    """A copy of ``model`` with ``heads`` switched off (gated to 0); the model is untouched."""
+INTERVENTIONS = {
+    "off": "switched off (output 0)",
+    "uniform": "uniform weights (1/n)",
+    "permute": "weights shuffled",
+}
+
+
+def allowed_keys(weights: Tensor, mask: Tensor | None) -> Tensor:
+    """True where a row may attend, in the shape of ``weights`` (B, H, T_q, T_k)."""
+    if mask is None:  # a cached decoder step: every key seen so far is allowed
+        return torch.ones_like(weights, dtype=torch.bool)
+    return mask.expand_as(weights)
+
+
+def uniform_weights(weights: Tensor, mask: Tensor | None) -> Tensor:
+    """1/n on each of the n keys a row may attend to, 0 on the masked ones (B, H, T_q, T_k)."""
+    allowed = allowed_keys(weights, mask).to(weights.dtype)
+    return allowed / allowed.sum(-1, keepdim=True)
+
+
+def permuted_weights(weights: Tensor, mask: Tensor | None, generator: torch.Generator) -> Tensor:
+    """Each row's weights shuffled among the keys it may attend to; masked keys keep their 0.
+
+    The allowed keys in a random order (random keys sort first, masked ones last) take the
+    weights of the allowed keys in their own order: a permutation within each row's allowed set.
+    """
+    allowed = allowed_keys(weights, mask)
+    noise = torch.rand(weights.shape, generator=generator).to(weights.device)
+    # both orders list the allowed keys first: in a random order, and in their own order
+    shuffled = noise.masked_fill(~allowed, 2.0).argsort(-1)
+    in_order = (~allowed).to(torch.uint8).argsort(dim=-1, stable=True)
+    return torch.zeros_like(weights).scatter(-1, shuffled, weights.gather(-1, in_order))
+
+
+def intervened(
+    model: Transformer, heads: Iterable[Head], intervention: str = "off", seed: int = 0
+) -> Transformer:
+    """A copy of ``model`` with ``intervention`` ("off", "uniform" or "permute") on ``heads``;
+    the model itself is untouched."""
+    if intervention not in INTERVENTIONS:
+        raise InputError(
+            f"Unknown intervention {intervention!r}: choose one of {list(INTERVENTIONS)}."
+        )
     copied = copy.deepcopy(model).eval()
-    for head in heads:
-        attn = attention_module(copied, head)
-        if attn.head_gate is None:
-            attn.head_gate = torch.ones(model.config.n_heads)
-        attn.head_gate[head.head] = 0.0
+    generator = torch.Generator().manual_seed(seed)
+    for module, chosen in heads_by_module(copied, heads).items():
+        if intervention == "off":
+            module.head_gate = torch.ones(model.config.n_heads)
+            module.head_gate[chosen] = 0.0
+        else:
+            module.replace_weights = functools.partial(
+                _replace_heads, chosen=chosen, intervention=intervention, generator=generator
+            )
     return copied
 
 
-def ablated_translator(translator: Translator, heads: Iterable[Head]) -> Translator:
-    """The translator with ``heads`` switched off, sharing its vocabulary and card."""
-    return Translator(ablated(translator.model, heads), translator.tokenizer, translator.card)
+def heads_by_module(
+    model: Transformer, heads: Iterable[Head]
+) -> dict[MultiHeadAttention, list[int]]:
+    """The attention modules that hold ``heads``, each with its chosen head indices."""
+    chosen: dict[MultiHeadAttention, list[int]] = {}
+    for head in heads:
+        chosen.setdefault(attention_module(model, head), []).append(head.head)
+    return chosen
+
+
+def _replace_heads(
+    weights: Tensor, mask: Tensor | None, chosen: list[int], intervention: str, generator
+) -> Tensor:
+    """``weights`` (B, H, T_q, T_k) with the ``chosen`` heads' rows replaced."""
+    replaced = (
+        uniform_weights(weights, mask)
+        if intervention == "uniform"
+        else permuted_weights(weights, mask, generator)
+    )
+    weights = weights.clone()
+    weights[:, chosen] = replaced[:, chosen]
+    return weights
+
+
+def ablated(model: Transformer, heads: Iterable[Head]) -> Transformer:
+    """A copy of ``model`` with ``heads`` switched off (gated to 0)."""
+    return intervened(model, heads, "off")
+
+
+def intervened_translator(
+    translator: Translator, heads: Iterable[Head], intervention: str = "off"
+) -> Translator:
+    """The translator with ``intervention`` on ``heads``, sharing its vocabulary and card."""
+    model = intervened(translator.model, heads, intervention)
+    return Translator(model, translator.tokenizer, translator.card)
+
+
+def layer_count(model: Transformer, kind: str) -> int:
+    config = model.config
+    return config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
+
+
+@torch.inference_mode()
+def head_importance(translator: Translator, result: Translation, kind: str) -> np.ndarray:
+    """Importance of every head of one kind for ``result`` (layers, heads): the drop in the
+    log-probability of its output when that head alone is switched off (Michel et al. 2019),
+    teacher-forced. One batched pass: item 0 runs with every head on, item 1 + l * H + h with
+    head h of layer l off."""
+    n_layers, n_heads = layer_count(translator.model, kind), translator.model.config.n_heads
+    batch = 1 + n_layers * n_heads
+    copied = copy.deepcopy(translator.model).eval()
+    for layer in range(n_layers):
+        gate = torch.ones(batch, n_heads)  # (B, H)
+        for head in range(n_heads):
+            gate[1 + layer * n_heads + head, head] = 0.0
+        attention_module(copied, Head(kind, layer, 0)).head_gate = gate
+    device = translator.device
+    source = torch.tensor([result.source_ids] * batch, device=device)
+    target = torch.tensor([result.decoder_input_ids] * batch, device=device)
+    output = torch.tensor(result.output_ids, device=device).expand(batch, -1)  # (B, T)
+    logits, _ = copied(source, target)
+    scores = logits.float().log_softmax(-1).gather(2, output[..., None]).sum((1, 2))  # (B,)
+    return (scores[0] - scores[1:]).view(n_layers, n_heads).cpu().numpy()

@@ -131,9 +131,13 @@ class MultiHeadAttention(nn.Module):
         self.w_k = nn.Linear(config.d_model, config.d_model)
         self.w_v = nn.Linear(config.d_model, config.d_model)
         self.w_o = nn.Linear(config.d_model, config.d_model)
-        # (H,) 0/1 per head, or None: a head gated by 0 adds nothing to Concat(...) W^O (head
-        # ablation, Michel et al. 2019). Only core/ablation.py sets it, on a copy of the model.
+        # Interventions, set only by core/ablation.py and only on a copy of the model:
+        # head_gate (H,) or (B, H), 0 or 1: a head gated by 0 adds nothing to Concat(...) W^O
+        # (head ablation, Michel et al. 2019); one row per batch item ablates different heads
+        # in one pass. replace_weights(weights, mask) -> new weights, both (B, H, T_q, T_k):
+        # attention weights swapped for others (uniform, permuted) before they weigh the values.
         self.head_gate: Tensor | None = None
+        self.replace_weights: Callable[[Tensor, Tensor | None], Tensor] | None = None
 
     def split_heads(self, x: Tensor) -> Tensor:
         """(B, T, D) -> (B, H, T, d_k)"""
@@ -164,16 +168,19 @@ class MultiHeadAttention(nn.Module):
             cache.keys_values(source, self.project_kv) if cache else self.project_kv(source)
         )
         key, value = broadcast_batch(key, query.size(0)), broadcast_batch(value, query.size(0))
-        if record is not None or self.training:
+        if record is None and not self.training and self.replace_weights is None:
+            heads = F.scaled_dot_product_attention(query, key, value, mask)
+        else:
             # training takes the explicit path too: on CPU its backward measured 2x faster than the
             # fused kernel's (benchmarks/training_throughput.py)
             heads, maps = attention(query, key, value, mask)
+            if self.replace_weights is not None:
+                maps.weights = self.replace_weights(maps.weights, mask)
+                heads = maps.weights @ value  # (B, H, T_q, d_k)
             if record is not None:
                 record.append(maps)
-        else:
-            heads = F.scaled_dot_product_attention(query, key, value, mask)
         if self.head_gate is not None:
-            heads = heads * self.head_gate.view(1, -1, 1, 1)  # (B, H, T_q, d_k)
+            heads = heads * self.head_gate[..., None, None]  # (B or 1, H, 1, 1) broadcast
         concat = heads.transpose(1, 2).flatten(2)  # (B, T_q, H, d_k) -> (B, T_q, D)
         return self.w_o(concat)
 

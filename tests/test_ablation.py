@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from core import InputError
-from core.ablation import Head, ablated, ablated_translator, attention_module
+from core.ablation import Head, ablated, attention_module, intervened_translator
 from core.decoding import beam_search, greedy_decode
 from core.tokenizer import BOS_ID, EOS_ID
 from tests.conftest import TINY, eos_prone_model
@@ -89,6 +89,6 @@ def test_head_names_round_trip_and_bad_ones_are_input_errors(translator):
     with pytest.raises(InputError, match="not a head"):
         Head.parse("encoder 5 5")
     with pytest.raises(InputError, match="no head"):
-        ablated_translator(translator, [Head("cross", 9, 0)])
-    changed = ablated_translator(translator, OFF).translate("The dog runs.", "de", 2)
+        intervened_translator(translator, [Head("cross", 9, 0)])
+    changed = intervened_translator(translator, OFF).translate("The dog runs.", "de", 2)
     assert isinstance(changed.text, str)
