@@ -7,12 +7,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 import torch
 
 from app.analysis import Analysis, analyse
 from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, attribution, snapshots
-from core.ablation import Head, intervened_translator
+from core.ablation import Head, head_importance, intervened_translator
 from core.snapshots import Snapshot
 from core.translator import EncoderBatch, Translation
 
@@ -117,15 +118,44 @@ def cached_lenses(
     return attribution.lenses(load_translator(path).model, result, position)
 
 
-@st.cache_data(max_entries=32, show_spinner="Translating with those heads off…")
-def cached_ablation(
-    path: str, text: str, target: str, beam: int, alpha: float, heads: tuple[str, ...]
-) -> tuple[Translation, float]:
-    """The translation with ``heads`` (names such as "enc L5 H5") switched off, and the
-    log-probability that model gives to the normal translation."""
+@dataclass(frozen=True)
+class Intervention:
+    """The translation with an intervention on some heads, and both models' view of the normal
+    translation, token by token (teacher-forced)."""
+
+    changed: Translation  # what the changed model translates
+    normal_scores: list[float]  # log P of each normal output token, normal model
+    changed_scores: list[float]  # ... the changed model
+
+
+@st.cache_data(max_entries=32, show_spinner="Translating with those heads changed…")
+def cached_intervention(
+    path: str,
+    text: str,
+    target: str,
+    beam: int,
+    alpha: float,
+    heads: tuple[str, ...],
+    how: str = "off",
+) -> Intervention:
+    """``how`` ("off", "uniform", "permute") on ``heads`` (names such as "enc L5 H5")."""
     normal = cached_analysis(path, text, target, beam, alpha).result
-    model = intervened_translator(load_translator(path), [Head.parse(name) for name in heads])
-    return model.translate(text, target, beam, alpha), model.inspect(normal).score
+    translator = load_translator(path)
+    changed = intervened_translator(translator, [Head.parse(name) for name in heads], how)
+    return Intervention(
+        changed.translate(text, target, beam, alpha),
+        translator.inspect(normal).token_scores,
+        changed.inspect(normal).token_scores,
+    )
+
+
+@st.cache_data(max_entries=64, show_spinner="Switching each head off in turn…")
+def cached_importance(
+    path: str, text: str, target: str, beam: int, alpha: float, kind: str
+) -> np.ndarray:
+    """Every head's importance for the translation (layers, heads): core.ablation."""
+    normal = cached_analysis(path, text, target, beam, alpha).result
+    return head_importance(load_translator(path), normal, kind)
 
 
 def translator() -> Translator:

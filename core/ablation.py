@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -185,3 +185,24 @@ def head_importance(translator: Translator, result: Translation, kind: str) -> n
     logits, _ = copied(source, target)
     scores = logits.float().log_softmax(-1).gather(2, output[..., None]).sum((1, 2))  # (B,)
     return (scores[0] - scores[1:]).view(n_layers, n_heads).cpu().numpy()
+
+
+@dataclass(frozen=True)
+class Shift:
+    """How an intervention moved the distribution one output word was chosen from."""
+
+    total_variation: float  # TV(P, Q) = 1/2 sum_w |P(w) - Q(w)|, 0 (same) .. 1 (disjoint)
+    before: list[tuple[str, float]]  # the top pieces and their probabilities, without it
+    after: list[tuple[str, float]]  # ... with the intervention
+
+
+def distribution_shift(
+    before: np.ndarray, after: np.ndarray, pieces: Sequence[str], top: int = 5
+) -> Shift:
+    """Compare two next-token distributions (V,) over the vocabulary ``pieces``."""
+
+    def best(probs: np.ndarray) -> list[tuple[str, float]]:
+        return [(pieces[index], float(probs[index])) for index in np.argsort(-probs)[:top]]
+
+    distance = 0.5 * float(np.abs(before.astype(np.float64) - after).sum())
+    return Shift(distance, best(before), best(after))

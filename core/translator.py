@@ -114,6 +114,7 @@ class Translation:
     output_ids: list[int]
     output_tokens: list[str]  # what each decoder position predicted: ... </s>
     score: float  # log-probability of the output
+    token_scores: list[float] = field(default_factory=list)  # log P of each output token (inspect)
     truncated: bool = False  # the source was longer than the model takes, and was cut
     attention: AttentionSet | None = None  # piece by piece: weights, scores, masked scores
     word_attention: AttentionSet | None = None  # pieces merged into words: weights
@@ -242,8 +243,18 @@ class Translator:
         logits = self._attach_trace(forced, torch.tensor([result.source_ids], device=self.device))
         log_probs = logits[0].float().log_softmax(-1)  # (T, V)
         output = torch.tensor(result.output_ids, device=self.device)
-        forced.score = float(log_probs.gather(1, output[:, None]).sum())
+        token_scores = log_probs.gather(1, output[:, None])[:, 0]  # (T,)
+        forced.token_scores, forced.score = token_scores.tolist(), float(token_scores.sum())
         return forced
+
+    @torch.inference_mode()
+    def predictions(self, result: Translation) -> np.ndarray:
+        """P(next token | source, output so far) at every output position of ``result``,
+        teacher-forced: (T, vocabulary), row t the distribution output token t was chosen from."""
+        source = torch.tensor([result.source_ids], device=self.device)
+        target = torch.tensor([result.decoder_input_ids], device=self.device)
+        logits, _ = self.model(source, target)
+        return logits[0].float().softmax(-1).cpu().numpy()
 
     @torch.inference_mode()
     def _attach_trace(self, result: Translation, source: torch.Tensor) -> torch.Tensor:

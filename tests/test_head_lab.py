@@ -1,5 +1,6 @@
 """Heads lab: the ranking of heads for a word, the dashboard, and switching heads off live."""
 
+import base64
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import figures
 from core import DEFAULT_MODEL, Translator
+from core.ablation import Head, head_importance, intervened_translator
 from core.head_focus import rank_heads
 from core.head_statistics import head_roles, head_statistics
 
@@ -60,13 +62,54 @@ def page(tiny_model_dir, monkeypatch):
     return at.run()
 
 
+def chart_specs(page) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in page.get("plotly_chart")]
+
+
+def plotted(values) -> np.ndarray:
+    """An array as the browser receives it: plotly sends numeric arrays as typed base64 data."""
+    if isinstance(values, dict):
+        shape = [int(size) for size in str(values.get("shape", "-1")).split(",")]
+        flat = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+        return flat.reshape(shape)
+    return np.asarray(values)
+
+
 def test_the_page_ranks_heads_for_a_word_and_switches_heads_off(page, translator):
     assert not page.exception
     page.selectbox(key="focus").set_value(3).run()
-    specs = [json.loads(chart.proto.spec) for chart in page.get("plotly_chart")]
-    assert specs[0]["layout"]["title"]["text"].startswith("Where “")
+    assert chart_specs(page)[0]["layout"]["title"]["text"].startswith("Where “")
     page.multiselect(key="off").set_value(["enc L1 H1", "cross L2 H4"]).run()
     assert not page.exception
-    assert "2 head(s) off" in [caption.value for caption in page.caption]
-    normal = translator.translate(ANIMAL, "de", 4, 0.6).text
-    assert page.code[0].value == normal
+    assert "2 head(s) switched off (output 0)" in [caption.value for caption in page.caption]
+    normal = translator.translate(ANIMAL, "de", 4, 0.6)
+    assert page.code[0].value == normal.text
+    heads = [Head.parse("enc L1 H1"), Head.parse("cross L2 H4")]
+    changed = intervened_translator(translator, heads)
+    assert page.code[1].value == changed.translate(ANIMAL, "de", 4, 0.6).text
+    bars = chart_specs(page)[-1]["data"][0]
+    changed_scores = changed.inspect(normal).token_scores
+    expected = np.subtract(changed_scores, translator.inspect(normal).token_scores)
+    np.testing.assert_allclose(plotted(bars["y"]), expected, atol=1e-6)
+
+
+def test_the_importance_map_is_what_core_computes_and_uniform_heads_reach_the_model(
+    page, translator
+):
+    normal = translator.translate(ANIMAL, "de", 4, 0.6)
+    importance = [
+        spec
+        for spec in chart_specs(page)
+        if spec["layout"]["title"]["text"].startswith("Encoder self-attention: importance")
+    ]
+    np.testing.assert_allclose(
+        plotted(importance[0]["data"][0]["z"]),
+        head_importance(translator, normal, "encoder"),
+        atol=1e-6,
+    )
+    page.segmented_control(key="how").set_value("uniform").run()
+    page.multiselect(key="off").set_value(["dec L2 H1"]).run()
+    assert not page.exception
+    uniform = intervened_translator(translator, [Head("decoder", 1, 0)], "uniform")
+    assert page.code[1].value == uniform.translate(ANIMAL, "de", 4, 0.6).text
+    assert "1 head(s) uniform weights (1/n)" in [caption.value for caption in page.caption]

@@ -7,7 +7,14 @@ import pytest
 import torch
 
 from core import InputError
-from core.ablation import Head, head_importance, intervened, intervened_translator, layer_count
+from core.ablation import (
+    Head,
+    distribution_shift,
+    head_importance,
+    intervened,
+    intervened_translator,
+    layer_count,
+)
 from core.decoding import beam_search, greedy_decode
 from core.tokenizer import BOS_ID, PAD_ID
 from tests.conftest import TINY, eos_prone_model
@@ -93,3 +100,23 @@ def test_importance_is_the_drop_of_a_direct_ablated_pass(translator, kind):
 def test_an_unknown_intervention_is_an_input_error(translator):
     with pytest.raises(InputError, match="uniform"):
         intervened_translator(translator, CHOSEN, "shuffle everything")
+
+
+def test_predictions_are_the_distributions_the_output_was_chosen_from(translator):
+    result = translator.translate("The dog runs in the park.", "fr", beam_size=2)
+    probabilities = translator.predictions(result)
+    assert probabilities.shape == (len(result.output_ids), TINY.vocab_size)
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
+    chosen = probabilities[np.arange(len(result.output_ids)), result.output_ids]
+    np.testing.assert_allclose(np.log(chosen), translator.inspect(result).token_scores, atol=1e-5)
+
+
+def test_the_shift_of_a_distribution_is_its_total_variation_and_top_words():
+    pieces = ["a", "b", "c", "d"]
+    before, after = np.array([0.7, 0.2, 0.1, 0.0]), np.array([0.1, 0.2, 0.0, 0.7])
+    shift = distribution_shift(before, after, pieces, top=2)
+    assert shift.total_variation == pytest.approx(0.7)
+    assert shift.before == [("a", 0.7), ("b", pytest.approx(0.2))]
+    assert shift.after[0] == ("d", 0.7)
+    assert distribution_shift(before, before, pieces).total_variation == 0.0
+    assert distribution_shift(before, np.array([0, 0, 0, 1.0]), pieces).total_variation == 1.0

@@ -1,9 +1,10 @@
 """Heads lab: find the head you want, see what every head does, and switch heads off live."""
 
+import numpy as np
 import streamlit as st
 
 from app import figures, state, ui
-from core.ablation import KINDS, Head
+from core.ablation import INTERVENTIONS, KINDS, Head
 from core.head_focus import rank_heads
 from core.head_statistics import (
     ALIGNMENT_THRESHOLD,
@@ -14,6 +15,7 @@ from core.head_statistics import (
     head_statistics,
     what_to_notice,
 )
+from core.minimal_pairs import word_changes
 
 TOP_HEADS = 10
 STATISTICS = {
@@ -34,13 +36,12 @@ THRESHOLDS = (
 )
 
 st.title("Heads lab: what each head does")
-a = state.analysis()
-r = a.result
-s = state.settings()
+result = state.analysis().result
+settings = state.settings()
 kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
 
 st.header("Find the head: focus on one word")
-words = getattr(r.word_attention, kind)
+words = getattr(result.word_attention, kind)
 if st.session_state.get("focus", 0) not in range(len(words.query_labels)):
     del st.session_state["focus"]
 query = st.selectbox(
@@ -77,7 +78,7 @@ if kind != "cross":
     st.caption("A word's weight on itself is left out of the ranking.")
 
 st.header("Head dashboard")
-pieces = getattr(r.attention, kind)
+pieces = getattr(result.attention, kind)
 statistics = head_statistics(pieces.weights, pieces.key_labels, self_attention=kind != "cross")
 available = [name for name in STATISTICS if name in statistics]
 statistic = ui.pick("Colour by", available, "stat", format_func=STATISTICS.get)
@@ -95,7 +96,28 @@ st.caption(THRESHOLDS)
 st.markdown(f"**What to notice.** {what_to_notice(roles)}")
 st.caption("Computed on your sentence, piece by piece: one sentence is a small sample.")
 
-st.header("Switch heads off")
+st.header("Which heads matter for this sentence")
+importance = state.cached_importance(
+    str(state.model_dir()), settings.text, settings.to, settings.beam, settings.alpha, kind
+)
+ui.chart(
+    figures.head_dashboard(
+        importance,
+        [role.role for role in roles],
+        f"{ui.ATTENTION_KINDS[kind]}: importance, the drop in log P(translation) without the head",
+        "importance",
+    ),
+    f"importance-{kind}",
+)
+most = np.unravel_index(importance.argmax(), importance.shape)
+st.caption(
+    f"Each head switched off alone, the translation kept (teacher forcing): log P of the "
+    f"translation drops by the number in its cell (nats; below 0, the head was in the way). "
+    f"Here the most important is layer {most[0] + 1}, head {most[1] + 1} "
+    f"({importance[most]:.2f} nats). Michel et al. 2019."
+)
+
+st.header("Switch heads off, or change their attention")
 n_layers, n_heads = pieces.weights.shape[:2]
 options = [
     Head(name, layer, head).name
@@ -103,26 +125,49 @@ options = [
     for layer in range(n_layers)
     for head in range(n_heads)
 ]
-off = st.multiselect(
-    "Heads to switch off",
+how = ui.pick("Intervention", list(INTERVENTIONS), "how", format_func=INTERVENTIONS.get)
+chosen = st.multiselect(
+    "Heads to change",
     options,
     key="off",
     bind="query-params",
     placeholder="e.g. enc L5 H5",
-    help="A switched-off head's output is set to 0 before W^O (Michel et al. 2019).",
+    help="Off: the head's output is set to 0 before W^O (Michel et al. 2019). Uniform: its "
+    "weights become 1/n over the keys it may see (Wiegreffe & Pinter 2019). Shuffled: each row's "
+    "weights are permuted among those keys (Jain & Wallace 2019).",
 )
-if off:
-    changed, normal_score = state.cached_ablation(
-        str(state.model_dir()), s.text, s.to, s.beam, s.alpha, tuple(sorted(off))
+if chosen:
+    outcome = state.cached_intervention(
+        str(state.model_dir()),
+        settings.text,
+        settings.to,
+        settings.beam,
+        settings.alpha,
+        tuple(sorted(chosen)),
+        how,
     )
     left, right = st.columns(2)
-    left.caption("All heads on")
-    left.code(r.text, language=None, wrap_lines=True)
-    right.caption(f"{len(off)} head(s) off")
-    right.code(changed.text, language=None, wrap_lines=True)
+    left.caption("All heads as trained")
+    left.code(result.text, language=None, wrap_lines=True)
+    right.caption(f"{len(chosen)} head(s) {INTERVENTIONS[how]}")
+    right.code(outcome.changed.text, language=None, wrap_lines=True)
+    changes = word_changes(result.text.split(), outcome.changed.text.split())
+    if changes:
+        ui.table([{"before": before, "after": after} for before, after in changes])
+    else:
+        st.success("The translation did not change.")
+    ui.chart(
+        figures.token_score_changes(
+            result.output_tokens,
+            outcome.normal_scores,
+            outcome.changed_scores,
+            "What each word of the normal translation loses (log P, teacher-forced)",
+        ),
+        "intervention-tokens",
+    )
     st.metric(
         "log P(the normal translation)",
-        f"{normal_score:.2f}",
-        delta=f"{normal_score - r.score:+.2f} with the heads off",
-        help="How likely the model with those heads off finds the translation of the full model.",
+        f"{sum(outcome.changed_scores):.2f}",
+        delta=f"{sum(outcome.changed_scores) - sum(outcome.normal_scores):+.2f} after the change",
+        help="How likely the changed model finds the translation of the full model.",
     )
