@@ -13,7 +13,13 @@ import torch
 
 from app.analysis import Analysis, analyse
 from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, attribution, snapshots
-from core.ablation import Head, head_importance, intervened_translator
+from core.ablation import (
+    Head,
+    Shift,
+    distribution_shift,
+    head_importance,
+    intervened_translator,
+)
 from core.snapshots import Snapshot
 from core.translator import EncoderBatch, Translation
 
@@ -147,6 +153,29 @@ def cached_intervention(
         translator.inspect(normal).token_scores,
         changed.inspect(normal).token_scores,
     )
+
+
+@st.cache_data(max_entries=64, show_spinner="Changing the head…")
+def cached_word_shift(
+    path: str,
+    text: str,
+    target: str,
+    beam: int,
+    alpha: float,
+    position: int,
+    head: str,
+    how: str,
+) -> tuple[Shift, Translation]:
+    """How ``how`` on ``head`` moves the distribution output position ``position`` was chosen
+    from (teacher-forced), and the sentence re-translated with it."""
+    normal = cached_analysis(path, text, target, beam, alpha).result
+    translator = load_translator(path)
+    changed = intervened_translator(translator, [Head.parse(head)], how)
+    vocabulary = translator.tokenizer.pieces(range(len(translator.tokenizer)))
+    shift = distribution_shift(
+        translator.predictions(normal)[position], changed.predictions(normal)[position], vocabulary
+    )
+    return shift, changed.translate(text, target, beam, alpha)
 
 
 @st.cache_data(max_entries=64, show_spinner="Switching each head off in turn…")
