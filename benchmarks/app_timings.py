@@ -8,9 +8,10 @@
 Server side, through streamlit.testing (the real scripts, in this process): a new sentence with
 the full trace (the model alone, and the whole Translate page), switching layer, head, beam step
 and training snapshot (a rerun that hits the cache), the first visit of the Training dynamics
-page, and a cold start (a fresh Python process up to the first rendered Translate page). In the
-browser (Chromium): from `streamlit run` to the first chart, and
-from opening the page of a running server to the first chart.
+page, the Heads lab's dashboard, head importance and ablated translation, and a cold start (a
+fresh Python process up to the first rendered Translate page). In the browser (Chromium): from
+`streamlit run` to the first chart, and from opening the page of a running server to the first
+chart.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ BUDGETS = {
     "switch": 0.100,
     "cold start": 5.0,
     "snapshot step": 0.300,
+    "heads dashboard": 1.0,
+    "head importance": 2.0,
 }
 # About 30 pieces with the language tag and </s>, as the training-dynamics budget says.
 LONG_SENTENCE = (
@@ -133,7 +136,46 @@ def server_side(model: Path, repeat: int) -> dict[str, float]:
         lambda: at.button(key="next").click().run(), repeat
     )
     assert not at.exception, at.exception
-    return results | training_dynamics(repeat)
+    return results | training_dynamics(repeat) | heads_lab(translator, repeat)
+
+
+def heads_lab(translator: Translator, repeat: int) -> dict[str, float]:
+    """The Heads lab's work on a 30-piece sentence: the dashboard of every kind (statistics and
+    figure), the importance of every head of every kind, and a re-translation with heads off
+    beside a normal one (it should cost the same)."""
+    from app import figures
+    from app.analysis import analyse
+    from core.ablation import Head, head_importance, intervened_translator
+    from core.head_statistics import head_roles, head_statistics
+
+    result = analyse(translator, LONG_SENTENCE, "de", 4, 0.6).result
+
+    def dashboards() -> None:
+        for kind in ("encoder", "decoder", "cross"):
+            attention = getattr(result.attention, kind)
+            statistics = head_statistics(attention.weights, attention.key_labels, kind != "cross")
+            roles = [role.role for role in head_roles(statistics)]
+            figures.head_dashboard(statistics["entropy"], roles, kind, "entropy").to_json()
+
+    def importance() -> None:
+        for kind in ("encoder", "decoder", "cross"):
+            head_importance(translator, result, kind)
+
+    ablated = intervened_translator(translator, [Head("encoder", 4, 4), Head("cross", 5, 0)])
+    return {
+        "heads dashboard: statistics and figure of all three kinds, 30 pieces": median_time(
+            dashboards, repeat
+        ),
+        "head importance: every head of all three kinds, 30 pieces": median_time(
+            importance, repeat
+        ),
+        "translation beam 4, 30 pieces, all heads on": median_time(
+            lambda: translator.translate(LONG_SENTENCE, "de", 4, 0.6), repeat
+        ),
+        "translation beam 4, 30 pieces, two heads off": median_time(
+            lambda: ablated.translate(LONG_SENTENCE, "de", 4, 0.6), repeat
+        ),
+    }
 
 
 def training_dynamics(repeat: int) -> dict[str, float]:
