@@ -155,6 +155,32 @@ def cached_intervention(
     )
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_alternatives(
+    path: str, text: str, target: str, beam: int, alpha: float, position: int, count: int = 6
+) -> list[tuple[int, str, float]]:
+    """The ``count`` likeliest pieces at output ``position`` other than the one chosen, as
+    (id, piece, probability), teacher-forced on the translation."""
+    result = cached_analysis(path, text, target, beam, alpha).result
+    translator = load_translator(path)
+    probabilities = translator.predictions(result)[position]
+    ranked = [
+        int(piece) for piece in np.argsort(-probabilities) if piece != result.output_ids[position]
+    ]
+    return [
+        (piece, translator.tokenizer.pieces([piece])[0], float(probabilities[piece]))
+        for piece in ranked[:count]
+    ]
+
+
+@st.cache_data(max_entries=64, show_spinner="Integrated gradients of the contrast (64 passes)…")
+def cached_contrast(
+    path: str, text: str, target: str, beam: int, alpha: float, position: int, foil: int
+) -> attribution.Contrast:
+    result = cached_analysis(path, text, target, beam, alpha).result
+    return attribution.contrast(load_translator(path).model, result, position, foil)
+
+
 @st.cache_data(max_entries=64, show_spinner="Changing the head…")
 def cached_word_shift(
     path: str,

@@ -90,11 +90,14 @@ def norm_based(model: Transformer, result: Translation) -> np.ndarray:
 
 class _LogProbability(torch.nn.Module):
     """log p(y_t) as a function of the source's scaled token embeddings (B, S, D), the decoder
-    reading the translation's own prefix: what Captum differentiates and integrates."""
+    reading the translation's own prefix: what Captum differentiates and integrates. With a
+    ``foil`` piece, the contrast log p(y_t) - log p(foil) instead (Yin & Neubig 2022)."""
 
-    def __init__(self, model: Transformer, result: Translation, position: int) -> None:
+    def __init__(
+        self, model: Transformer, result: Translation, position: int, foil: int | None = None
+    ) -> None:
         super().__init__()
-        self.model, self.position = model, position
+        self.model, self.position, self.foil = model, position, foil
         self.source = torch.tensor([result.source_ids])
         self.target = torch.tensor([result.decoder_input_ids[: position + 1]])
         self.predicted = result.output_ids[position]
@@ -105,7 +108,10 @@ class _LogProbability(torch.nn.Module):
             self.source.expand(batch, -1), token_embedding=token_embedding
         )
         logits = self.model.decode(self.target.expand(batch, -1), memory, mask)
-        return logits[:, self.position].log_softmax(-1)[:, self.predicted]  # (B,)
+        log_probs = logits[:, self.position].log_softmax(-1)  # (B, V)
+        if self.foil is None:
+            return log_probs[:, self.predicted]  # (B,)
+        return log_probs[:, self.predicted] - log_probs[:, self.foil]
 
 
 def source_embedding(model: Transformer, result: Translation) -> torch.Tensor:
@@ -128,6 +134,37 @@ def occlusion(model: Transformer, result: Translation, position: int) -> np.ndar
         return (full - log_prob(scaled)).numpy()
 
 
+@dataclass(frozen=True)
+class Contrast:
+    """Why y_t rather than a foil: integrated gradients of log p(y_t) - log p(foil) over the
+    source pieces (Yin & Neubig 2022, "Interpreting Language Models with Contrastive
+    Explanations")."""
+
+    foil: int  # the piece id compared against
+    values: np.ndarray  # (S,)
+    log_ratio: float  # log p(y_t) - log p(foil) under the model
+    delta: float  # Captum's convergence delta (completeness error)
+
+
+def integrated_gradients(log_prob: torch.nn.Module, embedding: torch.Tensor):
+    """Captum's integrated gradients from a zero embedding: attributions (1, S, D) and delta."""
+    return IntegratedGradients(log_prob).attribute(
+        embedding, torch.zeros_like(embedding), n_steps=IG_STEPS, return_convergence_delta=True
+    )
+
+
+def contrast(model: Transformer, result: Translation, position: int, foil: int) -> Contrast:
+    """What in the source makes the model write y_t rather than the piece ``foil`` at
+    ``position``: integrated gradients of the contrast, summed over the embedding dimensions."""
+    model.eval()
+    log_ratio = _LogProbability(model, result, position, foil)
+    embedding = source_embedding(model, result)
+    attributions, delta = integrated_gradients(log_ratio, embedding)
+    with torch.no_grad():
+        value = float(log_ratio(embedding)[0])
+    return Contrast(foil, attributions.sum(-1)[0].detach().numpy(), value, float(delta[0]))
+
+
 def lenses(model: Transformer, result: Translation, position: int) -> Lenses:
     """Every lens on decoder position ``position`` of a traced translation (see the module doc)."""
     if result.attention is None:
@@ -136,9 +173,7 @@ def lenses(model: Transformer, result: Translation, position: int) -> Lenses:
     log_prob = _LogProbability(model, result, position)
     embedding = source_embedding(model, result)
     gradient_x_input = InputXGradient(log_prob).attribute(embedding.clone().requires_grad_())
-    integrated, delta = IntegratedGradients(log_prob).attribute(
-        embedding, torch.zeros_like(embedding), n_steps=IG_STEPS, return_convergence_delta=True
-    )
+    integrated, delta = integrated_gradients(log_prob, embedding)
     cross = result.attention.cross.weights[:, :, position]  # (L, H, S)
     values = {
         "cross-attention (last layer, mean of heads)": cross[-1].mean(axis=0),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 
+import numpy as np
 import pytest
 import torch
 
@@ -78,3 +80,12 @@ def eos_prone_model(seed: int) -> Transformer:
     with torch.no_grad():
         model.embedding.weight[EOS_ID] *= 6
     return model
+
+
+def plotted(values) -> np.ndarray:
+    """An array as the browser receives it: plotly sends numeric arrays as typed base64 data."""
+    if isinstance(values, dict):
+        shape = [int(size) for size in str(values.get("shape", "-1")).split(",")]
+        flat = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+        return flat.reshape(shape)
+    return np.asarray(values)

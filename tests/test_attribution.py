@@ -1,6 +1,7 @@
 """The explain lenses: each one is what it claims, on the tiny random model."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -8,7 +9,9 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from core import Translator
 from core.attribution import (
+    contrast,
     cross_rollout,
     lenses,
     norm_based,
@@ -18,6 +21,7 @@ from core.attribution import (
 )
 from core.minimal_pairs import COREFERENCE_PAIR, partner, word_changes
 from core.tokenizer import UNK_ID
+from tests.conftest import plotted
 
 SENTENCE = "The small dog runs in the garden."
 
@@ -94,6 +98,34 @@ def test_integrated_gradients_are_complete(translator, traced):
     assert abs(found.ig_delta) < 0.05 * max(abs(expected), 1e-3) + 1e-3
 
 
+def test_a_contrast_is_the_difference_of_two_attributions_and_complete(translator, traced):
+    """Integrated gradients are linear in the function: IG(log p(y) - log p(foil)) equals
+    IG(log p(y)) - IG(log p(foil)); and they sum to the contrast's change from the baseline."""
+    position = len(traced.output_ids) // 2
+    predicted = traced.output_ids[position]
+    foil = next(piece for piece in range(10, 400) if piece != predicted)
+    found = contrast(translator.model, traced, position, foil)
+    plain = lenses(translator.model, traced, position)
+    foil_result = replace(traced, output_ids=[*traced.output_ids[:position], foil])
+    foil_lens = lenses(translator.model, foil_result, position)
+    np.testing.assert_allclose(
+        found.values,
+        plain.values["integrated gradients"] - foil_lens.values["integrated gradients"],
+        atol=1e-4,
+    )
+    assert found.log_ratio == pytest.approx(plain.log_prob - foil_lens.log_prob, abs=1e-5)
+    assert found.foil == foil
+    with torch.no_grad():  # completeness: the sum is the contrast's change from a zero input
+        zeros = torch.zeros(1, len(traced.source_ids), translator.model.config.d_model)
+        memory, mask = translator.model.encode(
+            torch.tensor([traced.source_ids]), token_embedding=zeros
+        )
+        target = torch.tensor([traced.decoder_input_ids[: position + 1]])
+        baseline = translator.model.decode(target, memory, mask)[0, position].log_softmax(-1)
+    expected = found.log_ratio - float(baseline[predicted] - baseline[foil])
+    assert found.values.sum() == pytest.approx(expected, abs=max(abs(found.delta), 1e-3) + 1e-3)
+
+
 def test_every_lens_gives_one_value_per_source_piece(translator, traced):
     found = lenses(translator.model, traced, 0)
     assert found.source_labels == traced.source_tokens
@@ -137,6 +169,17 @@ def test_the_explain_page_draws_every_lens_for_the_chosen_piece(tiny_model_dir, 
     lens_rows = specs[0]["layout"]["yaxis"]["ticktext"]
     assert len(lens_rows) == 7 and "integrated gradients" in lens_rows
     assert "completeness error" in " ".join(c.value for c in at.caption)
+    # the contrast with the likeliest other piece, as core computes it
+    contrast_chart = next(
+        spec for spec in specs if spec["layout"]["title"]["text"].startswith("Contrastive")
+    )
+    translator = Translator.load(tiny_model_dir)
+    traced = translator.translate(SENTENCE, "de", 4, 0.6, trace=True)
+    position = at.selectbox(key="word").value
+    foil = at.selectbox(key=f"foil-{position}").value
+    expected = contrast(translator.model, traced, position, foil).values
+    shown = plotted(contrast_chart["data"][0]["z"])
+    np.testing.assert_allclose(np.ravel(shown), expected / np.abs(expected).max(), atol=1e-5)
     # the minimal pair: the other half of the coreference pair by default, and any sentence
     assert at.text_input(key="pair").value == partner(SENTENCE)
     at.text_input(key="pair").set_value("The small cat runs in the garden.").run()

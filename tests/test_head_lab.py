@@ -1,6 +1,5 @@
 """Heads lab: the ranking of heads for a word, the dashboard, and switching heads off live."""
 
-import base64
 import json
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from core import DEFAULT_MODEL, Translator
 from core.ablation import Head, head_importance, intervened_translator
 from core.head_focus import rank_heads
 from core.head_statistics import head_roles, head_statistics
+from tests.conftest import plotted
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 ANIMAL = "The animal didn't cross the street because it was too tired."
@@ -64,15 +64,6 @@ def page(tiny_model_dir, monkeypatch):
 
 def chart_specs(page) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in page.get("plotly_chart")]
-
-
-def plotted(values) -> np.ndarray:
-    """An array as the browser receives it: plotly sends numeric arrays as typed base64 data."""
-    if isinstance(values, dict):
-        shape = [int(size) for size in str(values.get("shape", "-1")).split(",")]
-        flat = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
-        return flat.reshape(shape)
-    return np.asarray(values)
 
 
 def test_the_page_ranks_heads_for_a_word_and_switches_heads_off(page, translator):

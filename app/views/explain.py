@@ -56,6 +56,41 @@ ui.chart(
 )
 st.markdown(READING_GUIDE)
 
+st.header("Why this piece rather than another?")
+alternatives = state.cached_alternatives(
+    str(state.model_dir()), settings.text, settings.to, settings.beam, settings.alpha, position
+)
+foil = st.selectbox(
+    "Instead of",
+    [piece for piece, _, _ in alternatives],
+    format_func={piece: f"{text} (P {chance:.3f})" for piece, text, chance in alternatives}.get,
+    key=f"foil-{position}",
+    help="The pieces the model found likeliest after the one it chose.",
+)
+found = state.cached_contrast(
+    str(state.model_dir()),
+    settings.text,
+    settings.to,
+    settings.beam,
+    settings.alpha,
+    position,
+    foil,
+)
+foil_piece = next(text for piece, text, _ in alternatives if piece == foil)
+ui.chart(
+    figures.lens_map(
+        {f"“{lenses.predicted}” rather than “{foil_piece}”": found.values},
+        lenses.source_labels,
+        "Contrastive integrated gradients over the source pieces",
+    ),
+    f"contrast-{position}",
+)
+st.caption(
+    f"log p(“{lenses.predicted}”) − log p(“{foil_piece}”) = {found.log_ratio:.3f}. Integrated "
+    "gradients of that difference (Yin & Neubig 2022): red pieces push towards the chosen piece, "
+    f"blue towards the other. Completeness error {found.delta:+.4f}."
+)
+
 st.header("Intervene: change one head, watch this word")
 cross = result.attention.cross
 top_head = rank_heads(cross, position)[0]  # the cross head most focused for this word
