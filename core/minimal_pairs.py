@@ -12,6 +12,22 @@ COREFERENCE_PAIR = (
     "The animal didn't cross the street because it was too tired.",
     "The animal didn't cross the street because it was too wide.",
 )
+# Bundled pairs, one phenomenon each: what must change in the translation, and what must not.
+PAIRS = {
+    "coreference: tired / wide": COREFERENCE_PAIR,
+    "pronoun gender: her / him": (
+        "The doctor asked the nurse to help her.",
+        "The doctor asked the nurse to help him.",
+    ),
+    "number: dog / dogs": (
+        "The dog is playing in the park.",
+        "The dogs are playing in the park.",
+    ),
+    "tense: plays / played": (
+        "The girl plays the guitar on the street.",
+        "The girl played the guitar on the street.",
+    ),
+}
 
 
 def word_changes(first: Sequence[str], second: Sequence[str]) -> list[tuple[str, str]]:
@@ -26,7 +42,9 @@ def word_changes(first: Sequence[str], second: Sequence[str]) -> list[tuple[str,
 
 
 def partner(text: str) -> str:
-    """The default second sentence: the other half of the coreference pair when ``text`` is one
-    half, else the first half."""
-    first, second = COREFERENCE_PAIR
-    return first if text.strip() == second else second
+    """The default second sentence: the other half of a bundled pair when ``text`` is one half,
+    else the second half of the coreference pair."""
+    for first, second in PAIRS.values():
+        if text.strip() in (first, second):
+            return first if text.strip() == second else second
+    return COREFERENCE_PAIR[1]

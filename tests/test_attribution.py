@@ -19,7 +19,7 @@ from core.attribution import (
     rank_agreement,
     rollout,
 )
-from core.minimal_pairs import COREFERENCE_PAIR, partner, word_changes
+from core.minimal_pairs import COREFERENCE_PAIR, PAIRS, partner, word_changes
 from core.tokenizer import UNK_ID
 from tests.conftest import plotted
 
@@ -195,3 +195,18 @@ def test_word_changes_name_what_differs():
     assert word_changes(["a"], ["a"]) == []
     assert partner(COREFERENCE_PAIR[1]) == COREFERENCE_PAIR[0]
     assert partner("Anything else.") == COREFERENCE_PAIR[1]
+
+
+def test_a_bundled_pair_sets_both_sentences(tiny_model_dir, translator, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
+    main = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+    at = AppTest.from_file(main, default_timeout=120)
+    at.switch_page("views/explain.py")
+    at.run()
+    at.pills(key="bundled").set_value("number: dog / dogs").run()
+    assert not at.exception
+    first, second = PAIRS["number: dog / dogs"]
+    assert at.text_area(key="text").value == first and at.text_input(key="pair").value == second
+    shown = [code.value for code in at.code]
+    assert translator.translate(second, "de", 4, 0.6).text in shown
+    assert partner(second) == first and partner(first) == second

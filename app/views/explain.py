@@ -7,7 +7,7 @@ from app import figures, state, ui
 from core.ablation import INTERVENTIONS, KINDS, Head
 from core.attribution import IG_STEPS, rank_agreement
 from core.head_focus import rank_heads
-from core.minimal_pairs import partner, word_changes
+from core.minimal_pairs import PAIRS, partner, word_changes
 from core.words import is_special_piece
 
 READING_GUIDE = (
@@ -23,6 +23,14 @@ READING_GUIDE = (
     "Wallace 2019; Wiegreffe & Pinter 2019). Pieces such as the language tag and `</s>` often "
     "soak up attention without mattering much: look for them."
 )
+
+
+def use_pair() -> None:
+    """A bundled pair: its first half becomes the sentence, its second the second sentence."""
+    chosen = st.session_state.bundled
+    st.session_state.text, st.session_state.pair = PAIRS[chosen]
+    st.session_state.bundled = None
+
 
 st.title("Explain: is attention an explanation?")
 result = state.analysis().result
@@ -153,9 +161,12 @@ st.markdown(
     "the street, so German must choose between *es* (das Tier) and *sie* (die Straße) for *it*: "
     "does the model follow, and does a head that links *it* to the right noun show why?"
 )
-other = st.text_input(
-    "Second sentence", value=partner(settings.text), key="pair", bind="query-params"
-)
+
+
+st.pills("Bundled pairs", list(PAIRS), key="bundled", on_change=use_pair)
+if "pair" not in st.session_state and "pair" not in st.query_params:
+    st.session_state.pair = partner(settings.text)
+other = st.text_input("Second sentence", key="pair", bind="query-params")
 second = state.analysis(other).result
 left, right = st.columns(2)
 for column, text, translation in ((left, settings.text, result), (right, other, second)):
