@@ -179,10 +179,11 @@ def head_importance(translator: Translator, result: Translation, kind: str) -> n
             gate[1 + layer * n_heads + head, head] = 0.0
         attention_module(copied, Head(kind, layer, 0)).head_gate = gate
     device = translator.device
-    source = torch.tensor([result.source_ids] * batch, device=device)
+    # decoder and cross heads leave the encoder alone: encode once, share it (1, S, D) with all
+    source = torch.tensor([result.source_ids] * (batch if kind == "encoder" else 1), device=device)
     target = torch.tensor([result.decoder_input_ids] * batch, device=device)
     output = torch.tensor(result.output_ids, device=device).expand(batch, -1)  # (B, T)
-    logits, _ = copied(source, target)
+    logits = copied.decode(target, *copied.encode(source))
     scores = logits.float().log_softmax(-1).gather(2, output[..., None]).sum((1, 2))  # (B,)
     return (scores[0] - scores[1:]).view(n_layers, n_heads).cpu().numpy()
 
