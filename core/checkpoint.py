@@ -16,8 +16,9 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import torch
 
@@ -52,21 +53,28 @@ class CheckpointError(RuntimeError):
     """A model file is missing, damaged or does not fit the model it claims to be."""
 
 
-def atomic_save(obj: Any, path: str | Path) -> None:
-    """torch.save to a temporary file in the same folder, then rename: a crash mid-write leaves the
-    previous file intact, never a truncated one."""
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
+    """``write`` the file's bytes to a temporary file in the same folder, flush it to disk, then
+    rename it over ``path``: a crash mid-write leaves the previous file intact, never a truncated
+    one. Readable by all (0644) like any other file: the app may run as another user."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_save(obj: Any, path: str | Path) -> None:
+    """torch.save through :func:`atomic_write`."""
+    atomic_write(path, lambda f: torch.save(obj, f))
 
 
 def interrupted_writes(folder: str | Path) -> list[Path]:

@@ -42,9 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -52,11 +50,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-from sacrebleu.metrics import BLEU, CHRF
 
 from core.ablation import KINDS, Head, head_importance, intervened_translator, layer_count
-from core.checkpoint import MODEL_FILE, TEMPORARY_SUFFIX, CheckpointError
+from core.checkpoint import MODEL_FILE, CheckpointError, atomic_write
 from core.head_statistics import mean_over_sentences
+from core.scoring import score_translations
 from core.translator import InputError, Translator
 
 HEADS_FILE = "heads.json"
@@ -152,31 +150,20 @@ def work_units(sentences: int, points: int) -> int:
     return sentences * max(points, 1)
 
 
-def corpus_scores(hypotheses: list[str], references: list[str]) -> tuple[dict, str, str]:
-    """({"bleu", "chrf"} rounded to 2 decimals, BLEU signature, chrF signature): sacreBLEU's
-    corpus BLEU (Papineni et al. 2002, 13a tokens) and chrF (Popovic 2015), defaults as in
-    train/scoring.py, one reference per sentence."""
-    bleu, chrf = BLEU(), CHRF()
-    scores = {
-        "bleu": round(bleu.corpus_score(hypotheses, [references]).score, 2),
-        "chrf": round(chrf.corpus_score(hypotheses, [references]).score, 2),
-    }
-    return scores, str(bleu.get_signature()), str(chrf.get_signature())
-
-
 def pruning_point(
     heads_off: int, hypotheses: list[str], pairs: Sequence[SamplePair]
 ) -> PruningPoint:
     """The :class:`PruningPoint` of ``hypotheses`` (one per pair): the whole sample as one
     corpus, and each target language on its own."""
     references = [pair.reference for pair in pairs]
-    overall, _, _ = corpus_scores(hypotheses, references)
+    overall = score_translations(hypotheses, references)
     by_target = {}
     for target in sorted({pair.target for pair in pairs}):
         chosen = [i for i, pair in enumerate(pairs) if pair.target == target]
-        by_target[target], _, _ = corpus_scores(
+        scores = score_translations(
             [hypotheses[i] for i in chosen], [references[i] for i in chosen]
         )
+        by_target[target] = {"bleu": scores["bleu"], "chrf": scores["chrf"]}
     return PruningPoint(heads_off, overall["bleu"], overall["chrf"], by_target)
 
 
@@ -296,7 +283,7 @@ def survey(
     order = pruning_order(mean_importance)
     decoding = (beam_size, length_penalty)
     points = pruning_curve(translator, pairs, texts, order, counts, decoding, progress)
-    _, bleu_signature, chrf_signature = corpus_scores(texts, [p.reference for p in pairs])
+    signatures = score_translations(texts, [pair.reference for pair in pairs])
     return HeadSurvey(
         model_sha256=model_sha256,
         computed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -311,8 +298,8 @@ def survey(
         importance=mean_importance,
         pruning_order=order,
         pruning=points,
-        bleu_signature=bleu_signature,
-        chrf_signature=chrf_signature,
+        bleu_signature=signatures["signature"],
+        chrf_signature=signatures["chrf_signature"],
     )
 
 
@@ -357,23 +344,9 @@ _SCALARS = {
 
 
 def save_survey(path: str | Path, survey: HeadSurvey) -> None:
-    """Write heads.json atomically: a temporary file in the same folder (named like
-    :func:`core.checkpoint.atomic_save`'s), flushed to disk, then renamed over ``path``; a crash
-    mid-write leaves the previous file intact, never a truncated one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write heads.json atomically (:func:`core.checkpoint.atomic_write`)."""
     text = json.dumps(survey_to_json(survey), indent=1, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; the app may run as another user
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def _matrix(values: object) -> np.ndarray:

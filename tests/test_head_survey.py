@@ -34,12 +34,12 @@ from core.head_survey import (
     work_units,
 )
 from core.model import Transformer
+from core.scoring import score_translations
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import TINY
 from tests.training import write_tiny_data
 from train.data import load_corpus
 from train.head_survey import main, validation_sample
-from train.scoring import score_translations
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BEAM, ALPHA = 4, 0.6
@@ -88,7 +88,7 @@ def surveyed(translator, pairs, tiny_model_dir):
 
 
 def scores_by_target(hypotheses, pairs):
-    """{"de": {"bleu", "chrf"}, ...} by train.scoring, the model card's scorer."""
+    """{"de": {"bleu", "chrf"}, ...} by core.scoring, the model card's scorer."""
     scores = {}
     for target in ("de", "fr"):
         chosen = [i for i, p in enumerate(pairs) if p.target == target]

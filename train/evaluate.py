@@ -17,10 +17,10 @@ from tqdm import tqdm
 
 from core.checkpoint import CheckpointError
 from core.cli import finite_float, non_negative_int, positive_int
+from core.scoring import score_translations
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import read_parallel
-from train.scoring import score_translations
 
 
 def evaluate(

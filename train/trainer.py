@@ -36,6 +36,7 @@ from core.checkpoint import (
 )
 from core.metrics_log import append_metrics, read_metrics, truncate_metrics
 from core.model import ModelConfig, Transformer
+from core.scoring import score_translations
 from core.snapshots import SNAPSHOT_DIR, snapshot_name
 from core.tokenizer import PAD_ID, Tokenizer
 from core.translator import Translator
@@ -43,7 +44,6 @@ from train.batching import collate, encode_examples, token_batches
 from train.config import TrainConfig
 from train.data import Corpus, load_corpus
 from train.lineage import Origin, ship_history
-from train.scoring import score_translations
 
 
 def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
