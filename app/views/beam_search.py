@@ -5,28 +5,45 @@ import numpy as np
 import streamlit as st
 
 from app import figures, state, ui
-from app.analysis import beam_tree, candidate_rows, prefix_text, rerank, rerank_curves
+from app.analysis import (
+    beam_tree,
+    candidate_rows,
+    candidates_per_beam,
+    reason_explanations,
+    rerank,
+    rerank_ranks,
+    shown_candidates,
+    traced_per_beam,
+    tree_candidates_per_beam,
+)
 
 PLAY_INTERVAL_S = 0.8  # seconds per step while the search plays
-LEGEND_CHARS = 60  # a finished hypothesis is named by the end of its text in the legend
 
 st.title("Beam search, step by step")
-a = state.analysis()
-r = a.result
-s = state.settings()
-last = len(r.steps) - 1
-if s.beam == 1:
+analysis = state.analysis()
+result = analysis.result
+settings = state.settings()
+detokenize = state.translator().tokenizer.decode  # token ids -> text, special tokens dropped
+explanations = reason_explanations(settings.beam)
+last = len(result.steps) - 1
+if settings.beam == 1:
     st.info(
         "Beam size 1 is greedy search: every step keeps only the single most probable next piece."
     )
 else:
     st.markdown(
-        f"At every step each of the {s.beam} live hypotheses is extended by every piece of the "
-        f"vocabulary. Of the {2 * s.beam} best extensions by cumulative log-probability, those "
-        f"that end with `</s>` within the top {s.beam} are finished, and the {s.beam} best others "
-        f"stay live. The search stops when {s.beam} hypotheses have finished; the output is the "
-        "finished one with the best length-normalised score, log P / lp."
+        f"At every step each of the {settings.beam} live hypotheses is extended by every piece of "
+        f"the vocabulary. Of the {2 * settings.beam} best extensions by cumulative "
+        f"log-probability, those that end with `</s>` within the top {settings.beam} are "
+        f"finished, and the {settings.beam} best others stay live. The search stops when "
+        f"{settings.beam} hypotheses have finished; the output is the finished one with the best "
+        "length-normalised score, log P / lp."
     )
+st.caption(
+    "Steps count from 0, as the search does: step 0 chooses the first piece after `<s>`, step n "
+    "the (n + 1)-th. The slider, the shaded column of the tree and the candidates share that "
+    "number."
+)
 if st.session_state.get("step", 0) > last:
     st.session_state.step = last
 
@@ -49,17 +66,44 @@ def step_view() -> None:
     forward.button("Next ▶", key="next", on_click=move, args=(1,), width="stretch")
     with slider:
         step = st.slider("Step", 0, last, key="step", bind="query-params") if last else 0
-    beam_step = r.steps[step]
-    ui.chart(figures.beam_tree(beam_tree(r.steps, a.pieces, step), r.output_ids, step), "beam-tree")
-    st.caption(
-        "Green path: the output. Blue: kept live, green dots: finished, grey: pruned at this step "
-        "(shown for the shaded step only). Hover a node for its probabilities and scores."
+    beam_step = result.steps[step]
+    per_beam = candidates_per_beam(settings.beam)  # bars per beam
+    tree_per_beam = tree_candidates_per_beam(settings.beam)
+    traced = traced_per_beam(beam_step)
+    nodes = beam_tree(
+        result.steps, analysis.pieces, step, per_beam=tree_per_beam, detokenize=detokenize
     )
-    rows = candidate_rows(beam_step, a.pieces)
+    ui.chart(figures.beam_tree(nodes, result.output_ids, step, explanations), "beam-tree")
+    first_in_view = max(0, step - figures.TREE_STEPS_SHOWN + 2)
+    window = (
+        f" Steps {first_in_view}–{step} are in view: drag the chart sideways, or double-click it, "
+        "for the earlier ones."
+        if first_in_view > 0
+        else ""
+    )
+    pruned_shown = (
+        f"the {tree_per_beam} most probable of each beam, of {traced}, at the shaded step only"
+        if tree_per_beam < traced
+        else "at the shaded step only"
+    )
+    st.caption(
+        f"The shaded column is step {step}. Green path: the output. Blue: kept live, green dots: "
+        f"finished, grey: pruned ({pruned_shown}). Hover a node for its text, probabilities, "
+        f"scores and why it was kept or dropped.{window}"
+    )
+    rows = candidate_rows(
+        beam_step, analysis.pieces, detokenize, shown_candidates(beam_step, per_beam)
+    )
     left, right = st.columns(2)
     with left:
         st.subheader(f"Step {step}: the candidates")
-        ui.chart(figures.candidate_bars(rows), "candidates")
+        ui.chart(figures.candidate_bars(rows, explanations), "candidates")
+        if per_beam < traced:
+            st.caption(
+                f"For readability the bars show the {per_beam} most probable candidates of each "
+                f"beam (of the {traced} the search traced), and every one it kept or finished; "
+                "the table below lists them all."
+            )
     with right:
         st.subheader("Cross-attention behind this step")
         cross = beam_step.cross_attention
@@ -73,12 +117,15 @@ def step_view() -> None:
             "and predicts the piece this step chooses (?), attending over the source."
         )
     ui.table(
-        rows,
+        candidate_rows(beam_step, analysis.pieces, detokenize),
         {"probability": "%.3f", "log-prob": "%.3f", "cumulative": "%.3f", "normalised": "%.3f"},
     )
 
 
 st.fragment(step_view, run_every=PLAY_INTERVAL_S if playing else None)()
+
+with st.expander("What the reasons in the tree, the bars and the table mean", expanded=True):
+    st.table({"meaning": explanations})  # a row per reason, named by it
 
 st.header("Finished hypotheses, re-ranked by the length penalty")
 st.markdown(
@@ -87,8 +134,14 @@ st.markdown(
     "sidebar: the ranking below changes with it."
 )
 ui.table(
-    rerank(r.finished, s.alpha, a.pieces), {"log P": "%.3f", "lp": "%.3f", "normalised": "%.3f"}
+    rerank(result.finished, settings.alpha, detokenize),
+    {"log P": "%.3f", "lp": "%.3f", "normalised": "%.3f"},
 )
 alphas = np.linspace(0.0, 2.0, 41)
-labels = [prefix_text(h.tokens, a.pieces)[-LEGEND_CHARS:] for h in r.finished]
-ui.chart(figures.rerank_lines(labels, rerank_curves(r.finished, alphas), alphas, s.alpha), "rerank")
+ranks, gaps = rerank_ranks(result.finished, alphas)
+labels = [figures.legend_text(detokenize(h.tokens), len(h.tokens)) for h in result.finished]
+ui.chart(figures.rerank_lines(labels, ranks, gaps, alphas, settings.alpha), "rerank")
+st.caption(
+    "Each line is a finished hypothesis, its rank against α (1, on top, is the output); where "
+    "two lines cross, the length penalty swaps them. Hover a point for its gap to the best."
+)
