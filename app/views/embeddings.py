@@ -1,13 +1,21 @@
 """Embeddings and positional encoding: what enters the first layer, position by position."""
 
+import math
+
+import numpy as np
 import streamlit as st
 
 from app import figures, state, ui
 from core.model import positional_encoding
 
+# How the encoder input figure colours its panels (the URL holds the key)
+EMBEDDING_SCALES = {
+    "shared": "One scale: true sizes",
+    "own": "Each panel its own scale: PE visible",
+}
+
 st.title("Embeddings & positional encoding")
-a = state.analysis()
-r = a.result
+result = state.analysis().result
 config = state.translator().model.config
 st.markdown(
     "Attention alone ignores order, so each position adds a fixed pattern of sines and "
@@ -17,13 +25,23 @@ st.latex(
     r"PE_{(pos,\,2i)} = \sin\!\left(pos / 10000^{2i/d_{model}}\right) \qquad "
     r"PE_{(pos,\,2i+1)} = \cos\!\left(pos / 10000^{2i/d_{model}}\right)"
 )
+order = ui.pick(
+    "Order of the dimensions in the heatmaps",
+    list(figures.PE_ORDERS),
+    "peorder",
+    format_func=figures.PE_ORDERS.get,
+    help="The paper interleaves them (even: sine, odd: cosine), which draws a barcode; as two "
+    "blocks each shows a smooth sweep from fast waves (left) to slow ones (right).",
+)
+order_note = " (sines, then cosines)" if order == "blocks" else ""
 
 st.subheader("Your sentence")
 ui.chart(
     figures.positional_heatmap(
-        r.embeddings.source_position,
-        r.source_tokens,
-        f"PE of the {len(r.source_tokens)} source positions",
+        result.embeddings.source_position,
+        result.source_tokens,
+        f"PE of the {len(result.source_tokens)} source positions{order_note}",
+        order,
     ),
     "pe-sentence",
 )
@@ -37,8 +55,11 @@ length = st.slider(
     key="positions",
     bind="query-params",
 )
-pe = positional_encoding(length, config.d_model).numpy()
-ui.chart(figures.positional_heatmap(pe, title=f"PE, positions 0..{length - 1}"), "pe-range")
+pe = positional_encoding(length, config.d_model).numpy()  # (positions, d_model)
+ui.chart(
+    figures.positional_heatmap(pe, title=f"PE, positions 0..{length - 1}{order_note}", order=order),
+    "pe-range",
+)
 dims = st.multiselect(
     "Dimensions to draw",
     list(range(config.d_model)),
@@ -48,6 +69,8 @@ dims = st.multiselect(
 )
 if dims:
     ui.chart(figures.positional_curves(pe, dims), "pe-curves")
+else:
+    st.info("No dimension chosen: pick one or more under “Dimensions to draw” to see its curve.")
 st.markdown(
     "**Similarity between positions.** The dot product PE(p)·PE(q) depends only on the distance "
     "p − q, which lets attention find relative positions."
@@ -59,5 +82,24 @@ st.caption(
     "The encoder input is Embedding(token) × √d_model + PE; the same embedding matrix is the "
     "decoder's input embedding and its output projection (section 3.4)."
 )
-e = r.embeddings
-ui.chart(figures.embedding_sum(e.source_token, e.source_position, r.source_tokens), "embedding-sum")
+embeddings = result.embeddings
+token_largest = float(np.abs(embeddings.source_token).max())
+position_largest = float(np.abs(embeddings.source_position).max())
+st.markdown(
+    f"Why the middle panel looks washed out on one scale: the embeddings are multiplied by "
+    f"√d_model = √{config.d_model} ≈ {math.sqrt(config.d_model):.1f}, so on this sentence they "
+    f"reach ±{token_largest:.2f} while the positional encoding stays within "
+    f"±{position_largest:.2f}. On one scale PE is pale beside them: it is that small a part of "
+    "the sum the encoder reads. Give each panel its own scale to see its pattern."
+)
+scale = ui.pick("Colour scale", list(EMBEDDING_SCALES), "escale", format_func=EMBEDDING_SCALES.get)
+ui.chart(
+    figures.embedding_sum(
+        embeddings.source_token,
+        embeddings.source_position,
+        result.source_tokens,
+        shared_scale=scale == "shared",
+        order=order,
+    ),
+    "embedding-sum",
+)
