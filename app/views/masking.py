@@ -12,9 +12,8 @@ from core.worked_example import W_KEY, W_QUERY, W_VALUE, walk_through
 OTHER = "A dog runs."
 
 st.title("Masking")
-a = state.analysis()
-r = a.result
-s = state.settings()
+result = state.analysis().result
+settings = state.settings()
 translator = state.translator()
 
 st.header("Padding mask")
@@ -25,7 +24,11 @@ st.markdown(
 other = st.text_input("Second sentence", value=OTHER, key="other", bind="query-params")
 if not normalize_text(other):  # nothing to translate: the default sentence instead
     other = OTHER
-batch = state.padded_batch(str(state.model_dir()), (s.text[:MAX_CHARS], other[:MAX_CHARS]), s.to)
+batch = state.padded_batch(
+    str(state.model_dir()),
+    (settings.text[:MAX_CHARS], other[:MAX_CHARS]),
+    settings.to,
+)
 ui.chart(
     figures.heatmap(
         batch.padding_mask.astype(float),
@@ -56,7 +59,7 @@ st.markdown(
     "The decoder predicts each next piece from the ones before it, so position *i* may only "
     "attend to positions *j* ≤ *i*: scores above the diagonal become −∞ before the softmax."
 )
-decoder = r.attention.decoder
+decoder = result.attention.decoder
 causal = subsequent_mask(len(decoder.query_labels))[0, 0].numpy()
 st.caption(ui.DECODER_ROWS)
 ui.chart(
@@ -77,7 +80,7 @@ st.latex(
     r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),\quad M_{ij} \in \{0, -\infty\}"
 )
 kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "mkind", "decoder", ui.ATTENTION_KINDS.get)
-attention = getattr(r.attention, kind)
+attention = getattr(result.attention, kind)
 left, right = st.columns(2)
 with left:
     layer = ui.pick("Layer", range(1, attention.weights.shape[0] + 1), "mlayer")
@@ -87,31 +90,11 @@ if kind != "decoder":
     st.caption("A single sentence has no padding, so here the mask lets everything through.")
 if kind != "encoder":
     st.caption(ui.DECODER_ROWS)
-cell = np.s_[layer - 1, head - 1]
-raw = attention.scores[cell]
-limit = float(np.abs(raw).max()) or 1.0
-diverging = (figures.DIVERGING_SCALE, -limit, limit)
-columns = st.columns(3)
-steps = [
-    ("1. scores QKᵀ/√d_k", raw, "score", *diverging),
-    ("2. masked scores", attention.masked_scores[cell], "score", *diverging),
-    ("3. softmax weights", attention.weights[cell], "weight", figures.ATTENTION_SCALE, 0.0, 1.0),
-]
-for column, (title, z, name, scale, low, high) in zip(columns, steps):
-    with column:
-        ui.chart(
-            figures.heatmap(
-                z,
-                attention.query_labels,
-                attention.key_labels,
-                title=title,
-                value_name=name,
-                colorscale=scale,
-                zmin=low,
-                zmax=high,
-            ),
-            f"pipeline-{name}-{title[0]}",
-        )
+ui.chart(figures.score_pipeline(attention, layer - 1, head - 1), "pipeline")
+st.caption(
+    "Panels 1 and 2 share one colour scale: masking changes no score, it only sets the forbidden "
+    "ones to −∞ (grey), which the softmax turns into weights of exactly 0."
+)
 
 st.header("Worked example: 3 inputs of dimension 4")
 st.markdown(
@@ -120,10 +103,11 @@ st.markdown(
 )
 scaled = st.toggle(
     "Divide by √d_k (the paper); off: the slides' unscaled version",
+    value=True,
     key="scaled",
     bind="query-params",
 )
-w = walk_through(scaled)
+example = walk_through(scaled)
 
 
 def matrix(label: str, values, rows: str = "input") -> None:
@@ -131,21 +115,28 @@ def matrix(label: str, values, rows: str = "input") -> None:
     values = np.asarray(values, dtype=float)
     ui.table(
         [
-            {"": f"{rows} {i + 1}", **{f"{j + 1}": round(float(v), 4) for j, v in enumerate(line)}}
-            for i, line in enumerate(values)
+            {
+                "": f"{rows} {row + 1}",
+                **{f"{column + 1}": round(float(value), 4) for column, value in enumerate(line)},
+            }
+            for row, line in enumerate(values)
         ]
     )
 
 
-matrix("X: three inputs", w.inputs)
-cols = st.columns(3)
-for column, (name, weight, result) in zip(
-    cols, [("Q", W_QUERY, w.queries), ("K", W_KEY, w.keys), ("V", W_VALUE, w.values)]
+matrix("X: three inputs", example.inputs)
+panels = st.columns(3)
+for panel, (name, weight, product) in zip(
+    panels,
+    [("Q", W_QUERY, example.queries), ("K", W_KEY, example.keys), ("V", W_VALUE, example.values)],
 ):
-    with column:
+    with panel:
         matrix(f"W_{name}", weight, "row")
-        matrix(f"{name} = X W_{name}", result)
-divisor = f"√d_k = {w.scale:.3f}" if scaled else "1 (unscaled)"
-matrix(f"Scores Q Kᵀ / {divisor}: row i, column j is how much input i attends to input j", w.scores)
-matrix("Softmax over each row: the attention weights", w.weights)
-matrix("Output = weights V: each row a weighted mix of the values", w.outputs)
+        matrix(f"{name} = X W_{name}", product)
+divisor = f"√d_k = {example.scale:.3f}" if scaled else "1 (unscaled)"
+matrix(
+    f"Scores Q Kᵀ / {divisor}: row i, column j is how much input i attends to input j",
+    example.scores,
+)
+matrix("Softmax over each row: the attention weights", example.weights)
+matrix("Output = weights V: each row a weighted mix of the values", example.outputs)
