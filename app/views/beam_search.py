@@ -74,7 +74,7 @@ def step_view() -> None:
         result.steps, analysis.pieces, step, per_beam=tree_per_beam, detokenize=detokenize
     )
     ui.chart(figures.beam_tree(nodes, result.output_ids, step, explanations), "beam-tree")
-    first_in_view = max(0, step - figures.TREE_STEPS_SHOWN + 2)
+    first_in_view = figures.first_step_in_view(step)
     window = (
         f" Steps {first_in_view}–{step} are in view: drag the chart sideways, or double-click it, "
         "for the earlier ones."
