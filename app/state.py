@@ -20,6 +20,8 @@ from core.ablation import (
     head_importance,
     intervened_translator,
 )
+from core.checkpoint import MODEL_FILE
+from core.head_survey import HEADS_FILE, HeadSurvey, is_current, load_survey
 from core.snapshots import Snapshot
 from core.translator import EncoderBatch, Translation
 
@@ -211,6 +213,29 @@ def cached_importance(
     """Every head's importance for the translation (layers, heads): core.ablation."""
     normal = cached_analysis(path, text, target, beam, alpha).result
     return head_importance(load_translator(path), normal, kind)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _survey(path: str, versions: tuple[float, float]) -> tuple[HeadSurvey | None, bool]:
+    """heads.json beside the model and whether model.pt is the one it was computed from; read
+    again when either file changes (``versions``: their modification times)."""
+    survey = load_survey(path)
+    return survey, survey is not None and is_current(survey, path)
+
+
+def head_survey() -> tuple[HeadSurvey | None, bool]:
+    """The model's head survey (None if it has none, or a message if it is damaged) and whether
+    it is current."""
+    path = model_dir()
+    versions = tuple(
+        (path / name).stat().st_mtime if (path / name).exists() else 0.0
+        for name in (HEADS_FILE, MODEL_FILE)
+    )
+    try:
+        return _survey(str(path), versions)
+    except CheckpointError as error:
+        st.warning(f"The head survey beside the model is unreadable: {error}")
+        return None, False
 
 
 def translator() -> Translator:

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 
 from core import CheckpointError
 from core.ablation import KINDS, head_importance, intervened_translator
-from core.checkpoint import MODEL_FILE, TEMPORARY_SUFFIX, save_model
+from core.checkpoint import MODEL_FILE, TEMPORARY_SUFFIX, load_model, save_model
 from core.head_statistics import head_statistics
 from core.head_survey import (
     HEADS_FILE,
@@ -36,13 +37,14 @@ from core.head_survey import (
 from core.model import Transformer
 from core.scoring import score_translations
 from support.tiny_corpus import tiny_corpus
-from tests.conftest import TINY
+from tests.conftest import TINY, plotted
 from tests.training import write_tiny_data
 from train.data import load_corpus
 from train.head_survey import main, validation_sample
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BEAM, ALPHA = 4, 0.6
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 HEADS_OFF = [4, 24]  # with 0: three points of the tiny model's 24 heads (2 + 2 layers x 4 x 3)
 
 
@@ -337,3 +339,39 @@ def test_a_bad_flag_value_is_an_argparse_error(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--sentences", "0"])
     assert exit_.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+
+
+def test_the_heads_lab_draws_the_survey_and_says_when_it_is_stale(
+    surveyed, tiny_model_dir, tmp_path, monkeypatch
+):
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    save_survey(model_dir / HEADS_FILE, surveyed)
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(model_dir))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params.update({"over": "sample", "kind": "cross"})
+    at.switch_page("views/head_lab.py")
+    at.run()
+    assert not at.exception, [error.message for error in at.exception]
+    specs = {spec["layout"]["title"]["text"]: spec for spec in chart_specs(at)}
+    dashboard = next(spec for title, spec in specs.items() if title.startswith("Cross-attention: "))
+    statistic = at.segmented_control(key="stat").value
+    np.testing.assert_allclose(
+        plotted(dashboard["data"][0]["z"]), surveyed.statistics["cross"][statistic]
+    )
+    curve = next(spec for title, spec in specs.items() if "validation sentences" in title)
+    assert list(plotted(curve["data"][0]["x"])) == [point.heads_off for point in surveyed.pruning]
+    np.testing.assert_allclose(
+        plotted(curve["data"][0]["y"]), [point.bleu for point in surveyed.pruning]
+    )
+    assert not [warning for warning in at.warning if "earlier model" in warning.value]
+    model = load_model(model_dir / MODEL_FILE)[0]
+    with torch.no_grad():
+        model.embedding.weight[5] += 1.0
+    save_model(model, model_dir / MODEL_FILE)
+    at.run()
+    assert [warning for warning in at.warning if "earlier model" in warning.value]
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]

@@ -78,8 +78,24 @@ if kind != "cross":
     st.caption("A word's weight on itself is left out of the ranking.")
 
 st.header("Head dashboard")
+survey, current = state.head_survey()
+over = "sentence"
+if survey is not None:
+    over = ui.pick(
+        "Computed on",
+        ["sentence", "sample"],
+        "over",
+        format_func={
+            "sentence": "your sentence",
+            "sample": f"{survey.sentences} validation sentences",
+        }.get,
+        help="One sentence is a small sample; the validation sample gives stable figures.",
+    )
 pieces = getattr(result.attention, kind)
-statistics = head_statistics(pieces.weights, pieces.key_labels, self_attention=kind != "cross")
+if over == "sample":
+    statistics = survey.statistics[kind]
+else:
+    statistics = head_statistics(pieces.weights, pieces.key_labels, self_attention=kind != "cross")
 available = [name for name in STATISTICS if name in statistics]
 statistic = ui.pick("Colour by", available, "stat", format_func=STATISTICS.get)
 roles = head_roles(statistics)
@@ -90,11 +106,19 @@ ui.chart(
         f"{ui.ATTENTION_KINDS[kind]}: {STATISTICS[statistic]}",
         statistic,
     ),
-    f"heads-{kind}-{statistic}",
+    f"heads-{kind}-{statistic}-{over}",
 )
 st.caption(THRESHOLDS)
 st.markdown(f"**What to notice.** {what_to_notice(roles)}")
-st.caption("Computed on your sentence, piece by piece: one sentence is a small sample.")
+if over == "sample":
+    st.caption(f"Mean over the sample: {survey.sample}")
+else:
+    st.caption("Computed on your sentence, piece by piece: one sentence is a small sample.")
+if survey is not None and not current:
+    st.warning(
+        "The head survey was computed on an earlier model: run `python -m train.head_survey` "
+        "again to bring it up to date."
+    )
 
 st.header("Which heads matter for this sentence")
 importance = state.cached_importance(
@@ -116,6 +140,30 @@ st.caption(
     f"Here the most important is layer {most[0] + 1}, head {most[1] + 1} "
     f"({importance[most]:.2f} nats). Michel et al. 2019."
 )
+
+if survey is not None:
+    st.header("Are sixteen heads really better than one? The pruning curve")
+    heads = [point.heads_off for point in survey.pruning]
+    ui.chart(
+        figures.pruning_curve(
+            heads,
+            [point.bleu for point in survey.pruning],
+            [point.chrf for point in survey.pruning],
+            len(survey.pruning_order),
+            f"{survey.sentences} validation sentences, beam {survey.beam_size}",
+        ),
+        "pruning-curve",
+    )
+    st.caption(
+        "Heads ranked by their mean importance over the sample and switched off cumulatively, "
+        "least important first (Michel et al. 2019). sacreBLEU "
+        f"`{survey.bleu_signature}`, chrF `{survey.chrf_signature}`."
+    )
+else:
+    st.caption(
+        "No head survey beside this model: `python -m train.head_survey --model <its folder>` "
+        "computes the statistics over a validation sample and the pruning curve."
+    )
 
 st.header("Switch heads off, or change their attention")
 n_layers, n_heads = pieces.weights.shape[:2]
