@@ -58,7 +58,7 @@ COLD_START = """
 import time, sys
 start = time.perf_counter()
 from streamlit.testing.v1 import AppTest
-at = AppTest.from_file(sys.argv[1], default_timeout=600).run()
+at = AppTest.from_file(sys.argv[1], default_timeout=600).switch_page("views/translate.py").run()
 assert not at.exception, at.exception
 assert at.get("plotly_chart")
 print(time.perf_counter() - start)
@@ -108,7 +108,7 @@ def server_side(model: Path, repeat: int) -> dict[str, float]:
         lambda: analyse(translator, next(sentences), "de", 4, 0.6), repeat
     )
 
-    at = AppTest.from_file(MAIN, default_timeout=600).run()
+    at = AppTest.from_file(MAIN, default_timeout=600).switch_page("views/translate.py").run()
     sentences = iter(SENTENCES[::-1] * repeat)
     results["new sentence: whole Translate page, beam 4"] = median_time(
         lambda: at.text_area(key="text").set_value(next(sentences)).run(), repeat

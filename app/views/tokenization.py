@@ -6,8 +6,8 @@ from app import figures, state, ui
 from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 st.title("Tokenization")
-a = state.analysis()
-r = a.result
+analysis = state.analysis()
+result = analysis.result
 tokenizer = state.translator().tokenizer
 st.markdown(
     "One SentencePiece vocabulary of "
@@ -29,26 +29,26 @@ def show(title: str, text: str, pieces: list[str], ids: list[int], kinds: list[s
     with st.expander("As a table"):
         ui.table(
             [
-                {"position": i, "piece": p, "id": t, "kind": k}
-                for i, (p, t, k) in enumerate(zip(pieces, ids, kinds))
+                {"position": position, "piece": piece, "id": token, "kind": kind}
+                for position, (piece, token, kind) in enumerate(zip(pieces, ids, kinds))
             ]
         )
 
 
 show(
     "Source: the encoder input",
-    tokenizer.decode(r.source_ids),
-    r.source_tokens,
-    r.source_ids,
-    a.source_kinds,
+    tokenizer.decode(result.source_ids),
+    result.source_tokens,
+    result.source_ids,
+    analysis.source_kinds,
     "source-pieces",
 )
 show(
     "Output: what the decoder wrote",
-    r.text,
-    r.output_tokens,
-    r.output_ids,
-    a.output_kinds,
+    result.text,
+    result.output_tokens,
+    result.output_ids,
+    analysis.output_kinds,
     "output-pieces",
 )
 st.caption("The decoder reads <s> followed by its own output so far, one position behind.")
@@ -60,5 +60,13 @@ specials = [
     (BOS_ID, "begin: the decoder's first input"),
     (EOS_ID, "end of sentence"),
 ]
-specials += [(tokenizer.sp.piece_to_id(f"<2{t}>"), f"translate into {t}") for t in ("de", "fr")]
-ui.table([{"id": i, "piece": tokenizer.sp.id_to_piece(i), "role": role} for i, role in specials])
+specials += [
+    (tokenizer.sp.piece_to_id(f"<2{target}>"), f"translate into {target}")
+    for target in ("de", "fr")
+]
+ui.table(
+    [
+        {"id": token, "piece": tokenizer.sp.id_to_piece(token), "role": role}
+        for token, role in specials
+    ]
+)

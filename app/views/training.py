@@ -26,7 +26,7 @@ state.translator()  # says so if there is no model
 if not list_snapshots(state.model_dir()):
     st.info("This model keeps no snapshots of its training (snapshots/ beside model.pt).")
     st.stop()
-a = state.analysis()
+analysis = state.analysis()
 views = state.snapshot_views()
 steps = [view.step for view in views]
 st.markdown(
@@ -46,7 +46,7 @@ def move(delta: int) -> None:
 
 playing = st.toggle("▶ Play the training", key="train_play")
 kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
-n_layers, n_heads = getattr(a.result.attention, kind).weights.shape[:2]
+n_layers, n_heads = getattr(analysis.result.attention, kind).weights.shape[:2]
 left, right = st.columns([2, 3])
 with left:
     layer = ui.pick("Layer", range(1, n_layers + 1), "layer", default=n_layers)
@@ -87,7 +87,7 @@ def snapshot_view() -> None:
     st.caption("This snapshot translates:")
     st.text(view.translation.text or "(nothing: it says </s> at once)")
     st.caption("The final model translates:")
-    st.text(a.result.text)
+    st.text(analysis.result.text)
     attention = getattr(view.forced.attention, kind)
     title = f"Step {step:,}: {ui.ATTENTION_KINDS[kind]}, layer {layer}, head {head}"
     ui.chart(figures.attention_map(attention, layer - 1, head - 1, title), f"training-step-{step}")

@@ -7,30 +7,34 @@ from app import figures, state, ui
 from core import LANGUAGES
 
 st.title("Translate")
-a = state.analysis()
-s = state.settings()
-r = a.result
+analysis = state.analysis()
+settings = state.settings()
+result = analysis.result
 
-st.subheader(f"{LANGUAGES[s.to]}")
-st.code(r.text, language=None, wrap_lines=True)
-search = "greedy search" if s.beam == 1 else f"beam search, beam {s.beam}, α = {s.alpha:.1f}"
-st.caption(
-    f"{search} · log P = {r.score:.2f} · {len(r.source_tokens)} source pieces → "
-    f"{len(r.output_tokens)} output pieces · the model took {a.seconds * 1000:.0f} ms"
+st.subheader(f"{LANGUAGES[settings.to]}")
+st.code(result.text, language=None, wrap_lines=True)
+search = (
+    "greedy search"
+    if settings.beam == 1
+    else f"beam search, beam {settings.beam}, α = {settings.alpha:.1f}"
 )
-if r.truncated:
+st.caption(
+    f"{search} · log P = {result.score:.2f} · {len(result.source_tokens)} source pieces → "
+    f"{len(result.output_tokens)} output pieces · the model took {analysis.seconds * 1000:.0f} ms"
+)
+if result.truncated:
     st.text("What the model read:")
-    st.code(state.translator().tokenizer.decode(r.source_ids), language=None, wrap_lines=True)
+    st.code(state.translator().tokenizer.decode(result.source_ids), language=None, wrap_lines=True)
 
 reference = st.text_area(
     "Reference translation (optional)",
     key="ref",
     bind="query-params",
-    placeholder=f"A {LANGUAGES[s.to]} translation to score the output against",
+    placeholder=f"A {LANGUAGES[settings.to]} translation to score the output against",
 )
 if reference.strip():
-    bleu = sacrebleu.sentence_bleu(r.text, [reference])
-    chrf = sacrebleu.sentence_chrf(r.text, [reference])
+    bleu = sacrebleu.sentence_bleu(result.text, [reference])
+    chrf = sacrebleu.sentence_chrf(result.text, [reference])
     left, right = st.columns(2)
     left.metric("BLEU", f"{bleu.score:.1f}", help="sacreBLEU sentence BLEU (exp smoothing)")
     right.metric("chrF", f"{chrf.score:.1f}", help="sacreBLEU sentence chrF")
@@ -40,7 +44,7 @@ earlier = ui.snapshot_picker()
 if earlier is not None:
     st.text(f"After {earlier.step:,} steps the model translated:")
     st.code(earlier.translation.text, language=None, wrap_lines=True)
-    r = earlier.forced
+    result = earlier.forced
 
 st.subheader("Which source words each output word looked at")
 st.caption(
@@ -48,7 +52,7 @@ st.caption(
     "words: the Attention page shows the same map, and every other layer and head."
 )
 st.caption(ui.DECODER_ROWS)
-cross = r.word_attention.cross
+cross = result.word_attention.cross
 step = "" if earlier is None else f", step {earlier.step:,}"
 ui.chart(
     figures.attention_map(cross, len(cross.weights) - 1, title=f"Alignment{step}"), "alignment"
