@@ -1,15 +1,19 @@
 """The Streamlit app through streamlit.testing: every page opens, follows the sidebar and its own
 controls, keeps its state in the URL, and answers bad input with a message, never a traceback."""
 
+import base64
 import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 from app import state
 from app.analysis import MAX_CHARS
+from app.figures import plot_text
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 PAGES = [
@@ -148,10 +152,55 @@ def test_translate_and_attention_pages_draw_the_same_alignment(app):
     assert caption in texts(app()) and caption in texts(app("attention", kind="cross"))
 
 
+def array(value) -> np.ndarray:
+    """A plotly JSON array: a list, or plotly's typed array {dtype, bdata, shape}."""
+    if isinstance(value, dict):
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return flat.reshape([int(size) for size in str(value.get("shape", len(flat))).split(",")])
+    return np.asarray(value)
+
+
+def click_point(at: AppTest, key: str, trace: int, index: int) -> AppTest:
+    """Click point ``index`` of trace ``trace`` of the plotly chart drawn with ``key``, as the
+    browser reports it: AppTest has no plotly widget, so this sends the selection event (the
+    JSON Streamlit's frontend sends, with the point's x, y and customdata) as that chart's widget
+    state next to every other widget's, then reruns, which calls the chart's on_select."""
+    (chart,) = [chart for chart in at.get("plotly_chart") if chart.key == key]
+    data = json.loads(chart.proto.spec)["data"][trace]
+    point = {"curve_number": trace, "point_number": index, "point_index": index}
+    point |= {name: array(data[name])[index].tolist() for name in ("x", "y", "customdata")}
+    event = {"selection": {"points": [point], "point_indices": [index], "box": [], "lasso": []}}
+    states = at._tree.get_widget_states()  # what at.run() sends, plus the click
+    states.widgets.append(WidgetState(id=chart.proto.id, string_value=json.dumps(event)))
+    return at._run(states)
+
+
 def test_model_view_draws_every_head_in_one_chart(app):
     at = app("attention", view="All layers and heads")
     assert_fine(at)
-    assert len(charts(at)) == 1 and charts(at)[0]["data"][0]["type"] == "heatmap"
+    grid = charts(at)[0]
+    assert grid["data"][0]["type"] == "heatmap" and grid["data"][1]["type"] == "scatter"
+    assert titles(at)[1] == "Encoder self-attention, layer 2, head 1"  # the page's head, large
+
+
+def test_clicking_a_grid_tile_opens_that_head_large(app, translator):
+    at = app("attention", view="All layers and heads", kind="cross")
+    markers = charts(at)[0]["data"][1]
+    index = [tuple(tile) for tile in array(markers["customdata"]).tolist()].index((1, 3))
+    click_point(at, "chart-attention-grid", 1, index)
+    assert_fine(at)
+    expected = translator.translate(state.DEFAULTS.text, trace=True).attention.cross
+    for _ in range(2):  # the zoomed head survives a rerun
+        grid, zoom = charts(at)
+        assert titles(at)[1] == "Cross-attention, layer 1, head 3"
+        np.testing.assert_array_equal(array(zoom["data"][0]["z"]), expected.weights[0, 2])
+        for axis, labels in (("yaxis", expected.query_labels), ("xaxis", expected.key_labels)):
+            assert zoom["layout"][axis]["ticktext"] == [plot_text(label) for label in labels]
+        assert [shape["name"] for shape in grid["layout"]["shapes"]] == ["zoomed"]
+        assert (at.query_params["layer"], at.query_params["head"]) == ("1", "3")  # in the URL
+        at.run()
+    link = {name: value for name, value in at.query_params.items() if name != "view"}
+    assert titles(app("attention", **link)) == ["Cross-attention, layer 1, head 3"]  # One head
 
 
 def test_beam_search_steps(app):

@@ -109,6 +109,40 @@ def test_model_view_tiles_are_every_layer_and_head(analysis):
     assert long.data[0].customdata is None  # long sentences: weight only, a lighter page
 
 
+def test_model_view_markers_name_the_tile_under_them(analysis):
+    """A click reports the marker's customdata: it must be the layer and head (from 1) of the
+    tile the marker sits in, and the cell under it must hold that head's weight."""
+    attention = analysis.result.attention.decoder
+    weights = attention.weights
+    layers, heads, rows, columns = weights.shape
+    fig = figures.attention_grid(attention)
+    heatmap, markers = fig.data
+    assert markers.type == "scatter" and markers.mode == "markers"
+    z = np.asarray(heatmap.z, dtype=float)
+    named = []
+    for x, y, (layer, head) in zip(markers.x, markers.y, markers.customdata):
+        top, left = (layer - 1) * (rows + 1), (head - 1) * (columns + 1)
+        assert top <= y <= top + rows - 1 and left <= x <= left + columns - 1
+        row, column = round(y) - top, round(x) - left
+        assert z[round(y), round(x)] == weights[layer - 1, head - 1, row, column]
+        named.append((layer, head))
+    assert sorted(named) == [
+        (layer, head) for layer in range(1, layers + 1) for head in range(1, heads + 1)
+    ]
+    assert not fig.layout.shapes  # nothing zoomed, nothing outlined
+
+
+def test_model_view_outlines_the_zoomed_tile(analysis):
+    attention = analysis.result.attention.cross
+    heads, rows, columns = attention.weights.shape[1:]
+    (outline,) = figures.attention_grid(attention, selected=(1, 2)).layout.shapes
+    assert (outline.x0, outline.x1) == (2 * (columns + 1) - 0.5, 2 * (columns + 1) + columns - 0.5)
+    assert (outline.y0, outline.y1) == (rows + 1 - 0.5, 2 * (rows + 1) - 1.5)
+    (layer_row,) = figures.attention_grid(attention, selected=(0, None)).layout.shapes
+    assert (layer_row.x0, layer_row.x1) == (-0.5, heads * (columns + 1) - 1.5)
+    assert (layer_row.y0, layer_row.y1) == (-0.5, rows - 0.5)
+
+
 def test_merging_pieces_into_words_keeps_rows_summing_to_one():
     pieces = ["<2de>", "▁The", "▁un", "believ", "able", "▁dog", "</s>"]
     groups = word_groups(pieces)

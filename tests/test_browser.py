@@ -136,6 +136,43 @@ def test_training_dynamics_steps_back_through_the_snapshots(server, page):
     assert not page.locator("[data-testid='stException']").count()
 
 
+def test_clicking_a_grid_tile_opens_that_head_large(server, page):
+    page.goto(f"{server}/attention?kind=cross&view=All+layers+and+heads")
+    grid = page.locator(".st-key-chart-attention-grid .js-plotly-plot")
+    zoom = page.locator(".st-key-chart-attention-grid-head .js-plotly-plot")
+    zoom.locator(".gtitle").wait_for(timeout=240_000)  # run alone, the server starts cold
+    assert zoom.locator(".gtitle").text_content() == "Cross-attention, layer 2, head 1"
+    # the centre of the tile of layer 1, head 2, where its marker sits, scrolled into view
+    centre = grid.evaluate(
+        """graph => {
+            const index = graph.data[1].customdata.findIndex(
+                tile => tile[0] === 1 && tile[1] === 2);
+            const marker = graph.querySelectorAll('.scatterlayer .point')[index];
+            marker.scrollIntoView({block: 'center'});
+            const box = marker.getBoundingClientRect();
+            return [box.x + box.width / 2, box.y + box.height / 2];
+        }"""
+    )
+    page.mouse.move(*centre)
+    page.wait_for_timeout(300)  # plotly's hover, which its click selects from
+    page.mouse.click(*centre)
+    wait_for_app(page)
+    page.wait_for_function(
+        "() => document.querySelector('.st-key-chart-attention-grid-head .gtitle')"
+        "?.textContent === 'Cross-attention, layer 1, head 2'"
+    )
+    assert re.search(r"[?&]layer=1\b", page.url) and re.search(r"[?&]head=2\b", page.url)
+    ticks = zoom.locator(".ytick text").evaluate_all("els => els.map(e => e.textContent)")
+    assert ticks and all(" → " in tick for tick in ticks)  # the zoomed head has token labels
+    assert not page.locator("[data-testid='stException']").count()
+    page.reload()  # the link opens the same zoomed head
+    wait_for_app(page)
+    page.wait_for_function(
+        "() => document.querySelector('.st-key-chart-attention-grid-head .gtitle')"
+        "?.textContent === 'Cross-attention, layer 1, head 2'"
+    )
+
+
 def test_user_text_is_shown_as_text(server, page):
     page.goto(server)
     wait_for_app(page)

@@ -25,6 +25,44 @@ words = st.toggle("Merge pieces into words", key="words", bind="query-params")
 attention = getattr(r.word_attention if words else r.attention, kind)
 n_layers, n_heads = attention.weights.shape[:2]
 
+LAYERS, HEADS = list(range(1, n_layers + 1)), ["avg", *range(1, n_heads + 1)]
+DEFAULTS = {"layer": n_layers, "head": 1}
+
+
+def chosen(key: str, options: list) -> int | str:
+    """The value ui.pick keeps under ``key`` ("layer" or "head"), read without drawing the
+    control: its state, else its code in the URL, else the default."""
+    value = st.session_state.get(key)
+    if value in options:
+        return value
+    return {str(option): option for option in options}.get(st.query_params.get(key), DEFAULTS[key])
+
+
+def open_tile(points: list[dict]) -> None:
+    """A click on a tile of the grid: its (layer, head) become the page's layer and head, the
+    One head tab's, in the state and the URL, so the head opened below the grid survives reruns
+    and shared links. A click that deselects (no point) keeps the head open."""
+    tiles = [point["customdata"] for point in points if len(point.get("customdata") or []) == 2]
+    if not tiles:
+        return
+    for key, value, options in zip(("layer", "head"), tiles[-1], (LAYERS, HEADS)):
+        if int(value) not in options:
+            return  # a tile of another model or kind
+        st.session_state[key] = int(value)
+        if int(value) == DEFAULTS[key]:
+            st.query_params.pop(key, None)
+        else:
+            st.query_params[key] = str(int(value))
+
+
+def head_title(layer: int, head: int | str) -> str:
+    head_name = "average of the heads" if head == "avg" else f"head {head}"
+    title = f"{ui.ATTENTION_KINDS[kind]}, layer {layer}, {head_name}"
+    if earlier is not None:
+        title += f", step {earlier.step:,}"
+    return title
+
+
 single, grid = st.tabs(
     ["One head", "All layers and heads"], key="view", bind="query-params", on_change="rerun"
 )
@@ -32,16 +70,29 @@ if single.open is not False:  # None: tabs without state (AppTest); draw it
     with single:
         left, right = st.columns([2, 3])
         with left:
-            layer = ui.pick("Layer", range(1, n_layers + 1), "layer", default=n_layers)
+            layer = ui.pick("Layer", LAYERS, "layer", default=DEFAULTS["layer"])
         with right:
-            head = ui.pick("Head", ["avg", *range(1, n_heads + 1)], "head", default=1)
-        head_name = "average of the heads" if head == "avg" else f"head {head}"
-        title = f"{ui.ATTENTION_KINDS[kind]}, layer {layer}, {head_name}"
-        if earlier is not None:
-            title += f", step {earlier.step:,}"
+            head = ui.pick("Head", HEADS, "head", default=DEFAULTS["head"])
         head_index = None if head == "avg" else head - 1
-        ui.chart(figures.attention_map(attention, layer - 1, head_index, title), "attention-head")
+        ui.chart(
+            figures.attention_map(attention, layer - 1, head_index, head_title(layer, head)),
+            "attention-head",
+        )
 if grid.open:
     with grid:
-        st.caption("A row of maps per layer, a column per head. Hover a cell for its tokens.")
-        ui.chart(figures.attention_grid(attention), "attention-grid")
+        st.caption(
+            "A row of maps per layer, a column per head. Hover a cell for its tokens; click the "
+            "ring at the centre of a tile to open that head large below (the same head as on the "
+            "One head tab)."
+        )
+        layer, head = chosen("layer", LAYERS), chosen("head", HEADS)
+        head_index = None if head == "avg" else head - 1
+        ui.chart(
+            figures.attention_grid(attention, selected=(layer - 1, head_index)),
+            "attention-grid",
+            on_select=open_tile,
+        )
+        ui.chart(
+            figures.attention_map(attention, layer - 1, head_index, head_title(layer, head)),
+            "attention-grid-head",
+        )
