@@ -214,9 +214,31 @@ def test_beam_search_steps(app):
     at.slider(key="step").set_value(4).run()
     assert_fine(at)
     assert "Step 4: the candidates" in [s.value for s in at.subheader]
+    shade = charts(at)[0]["layout"]["shapes"][0]  # the tree's shaded column: the same number
+    assert (shade["x0"] + shade["x1"]) / 2 == at.slider(key="step").value == 4
+    assert "The shaded column is step 4." in texts(at)
     at.button_group(key="xhead").set_value("2").run()
     at.button_group(key="xlayer").set_value("1").run()
     assert_fine(at)
+
+
+def test_beam_search_explains_itself_in_text(app, translator):
+    at = app("beam_search", beam="8", step="2")
+    assert_fine(at)
+    # a large beam: the bars are capped per beam, and the page says so
+    assert "the 4 most probable candidates of each beam (of the 16 the search traced)" in texts(at)
+    bars = charts(at)[1]
+    assert sum(len(trace["x"]) for trace in bars["data"]) <= 40
+    assert len(at.dataframe[0].value) > 40  # the table keeps them all
+    # every reason is explained in a legend
+    meanings = at.table[0].value
+    assert "not among the 8 best" in meanings.index and "below the best overall" in meanings.index
+    # hypotheses as text: the re-rank table's first row is the translation itself
+    ranking = at.dataframe[-1].value
+    text = state.DEFAULTS.text
+    assert ranking["hypothesis"][0] == translator.translate(text, "de", 8, 0.6).text
+    legend = [trace["name"] for trace in charts(at)[-1]["data"]]
+    assert any(name.startswith(ranking["hypothesis"][0][:20]) for name in legend)
 
 
 def test_switching_layer_head_step_and_page_never_reruns_the_model(app, monkeypatch):
@@ -260,9 +282,27 @@ def test_masking_page_controls(app):
     at.button_group(key="mkind").set_value("encoder").run()
     at.button_group(key="mlayer").set_value("2").run()
     at.text_input(key="other").set_value("The happy child reads a big red book today.").run()
-    at.toggle(key="scaled").set_value(True).run()
     assert_fine(at)
-    assert "√d_k = 1.732" in texts(at)
+    assert "√d_k = 1.732" in texts(at)  # the worked example is scaled, as in the paper
+    pipeline = charts(at)[-1]["layout"]  # scores -> masked -> weights: one figure, two scales
+    assert {"coloraxis", "coloraxis2"} <= set(pipeline) and "coloraxis3" not in pipeline
+    at.toggle(key="scaled").set_value(False).run()
+    assert_fine(at)
+    assert "Scores Q Kᵀ / 1 (unscaled)" in texts(at)
+
+
+def test_embeddings_page_orders_dimensions_and_explains_the_scale(app):
+    at = app("embeddings", peorder="blocks", escale="own")
+    assert_fine(at)
+    assert any(title.endswith("(sines, then cosines)") for title in titles(at))
+    assert "√d_model = √" in texts(at)
+    layout = charts(at)[-1]["layout"]  # embedding + PE, each panel on its own scale
+    assert {"coloraxis", "coloraxis2", "coloraxis3"} <= set(layout)
+    at.multiselect(key="dims").set_value([]).run()
+    assert_fine(at)
+    assert "No dimension chosen" in at.info[0].value
+    at.button_group(key="peorder").set_value("interleaved").run()
+    assert "peorder" not in at.query_params  # the default leaves the URL
 
 
 def test_presentation_mode_and_svg_export(app):

@@ -1,6 +1,7 @@
 """The app's figures and data shaping, without Streamlit: what is drawn is what the model
 computed."""
 
+import html
 import json
 
 import numpy as np
@@ -9,15 +10,21 @@ import pytest
 from app import figures
 from app.analysis import (
     MAX_CHARS,
+    REASON_EXPLANATIONS,
     analyse,
     beam_tree,
     candidate_rows,
+    candidates_per_beam,
+    reason_explanations,
     rerank,
     rerank_curves,
+    rerank_ranks,
     series,
+    shown_candidates,
+    traced_per_beam,
     training_log,
 )
-from core.decoding import Hypothesis, best_hypothesis
+from core.decoding import REASONS, Hypothesis, best_hypothesis
 from core.labelled_attention import LabelledAttention
 from core.model import positional_encoding
 from core.words import merge_attention, word_groups, word_label
@@ -216,14 +223,19 @@ def test_greedy_search_is_a_chain(translator):
     assert all(len([n for n in nodes if n.step == s]) == 1 for s in range(len(a.result.steps)))
 
 
-def test_candidate_rows_and_bars_follow_the_step(analysis):
+def test_candidate_rows_and_bars_follow_the_step(analysis, translator):
     step = analysis.result.steps[1]
-    rows = candidate_rows(step, analysis.pieces)
+    decode = translator.tokenizer.decode
+    rows = candidate_rows(step, analysis.pieces, decode)
     assert len(rows) == len(step.candidates)
     assert [r["status"] for r in rows] == [c.status for c in step.candidates]
     np.testing.assert_allclose(
         [r["probability"] for r in rows], np.exp([c.log_prob for c in step.candidates])
     )
+    # the prefix is the beam's hypothesis as text, not its pieces
+    assert [r["prefix"] for r in rows] == [
+        decode(step.hypotheses[c.parent].tokens) for c in step.candidates
+    ]
     fig = figures.candidate_bars(rows)
     assert sum(len(t.x) for t in fig.data) == len(rows)
 
@@ -231,21 +243,164 @@ def test_candidate_rows_and_bars_follow_the_step(analysis):
 def test_rerank_follows_the_length_penalty():
     short = Hypothesis([5, 3], -2.0, True)
     long = Hypothesis([5, 6, 7, 8, 9, 10, 3], -2.6, True)
-    assert rerank([short, long], 0.0, {})[0]["length"] == 2
-    top = rerank([short, long], 2.0, {})[0]
+    assert rerank([short, long], 0.0, str)[0]["length"] == 2
+    top = rerank([short, long], 2.0, str)[0]
     assert top["length"] == 7 and top["chosen"]
     assert best_hypothesis([short, long], 2.0) is long
     curves = rerank_curves([short, long], np.array([0.0, 2.0]))
     assert curves[0][0] > curves[1][0] and curves[0][1] < curves[1][1]
-    fig = figures.rerank_lines(["short", "long"], curves, np.array([0.0, 2.0]), 1.0)
-    np.testing.assert_array_equal(fig.data[1].y, curves[1])
+    ranks, gaps = rerank_ranks([short, long], np.array([0.0, 2.0]))
+    np.testing.assert_array_equal(ranks, [[1, 2], [2, 1]])  # the length penalty swaps them
+    np.testing.assert_allclose(gaps[1, 0], curves[0][0] - curves[1][0])
+    fig = figures.rerank_lines(["short", "long"], ranks, gaps, np.array([0.0, 2.0]), 1.0)
+    np.testing.assert_array_equal(fig.data[1].y, ranks[1])
+    np.testing.assert_array_equal(fig.data[1].customdata, gaps[1])
 
 
-def test_rerank_marks_what_core_chose(analysis):
+def test_rerank_marks_what_core_chose_and_shows_text(analysis, translator):
     r = analysis.result
-    rows = rerank(r.finished, 0.6, analysis.pieces)
+    decode = translator.tokenizer.decode
+    rows = rerank(r.finished, 0.6, decode)
     assert rows[0]["chosen"] and sum(row["chosen"] for row in rows) == 1
     assert rows[0]["log P"] == pytest.approx(r.score)
+    assert rows[0]["hypothesis"] == decode(r.output_ids) == r.text  # text, not pieces
+
+
+def test_rerank_chart_is_the_rank_core_gives_at_every_alpha(translator):
+    analysis = analyse(translator, "The dog sees the cat in the big garden.", "de", 6, 0.6)
+    finished = analysis.result.finished
+    alphas = np.linspace(0.0, 2.0, 41)
+    ranks, gaps = rerank_ranks(finished, alphas)
+    for column, alpha in enumerate(alphas):  # rank 1 is what core would output at that alpha
+        best = best_hypothesis(list(finished), float(alpha))
+        assert ranks[finished.index(best), column] == 1
+        assert sorted(ranks[:, column]) == list(range(1, len(finished) + 1))
+        assert gaps[finished.index(best), column] == 0 and (gaps[:, column] >= 0).all()
+    labels = [figures.legend_text(f"hypothesis <{i}> " * 9, 12) for i in range(len(finished))]
+    fig = figures.rerank_lines(labels, ranks, gaps, alphas, 0.6)
+    points = {(x, y) for trace in fig.data for x, y in zip(trace.x, trace.y)}
+    assert len(points) == len(finished) * len(alphas)  # no line lies on top of another
+    assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # rank 1 on top
+    at = int(np.argmin(np.abs(alphas - 0.6)))
+    assert [trace.legendrank for trace in fig.data] == list(ranks[:, at])
+    for label, trace in zip(labels, fig.data):  # the legend keeps each whole text, wrapped
+        assert trace.name.replace("<br>", " ") == figures.plot_text(label)
+        lines = html.unescape(trace.name).split("<br>")
+        assert max(map(len, lines)) <= figures.LEGEND_CHARS
+    assert figures.legend_text("x" * 500, 3).endswith("… (3 pieces)")  # only beyond 400
+
+
+def test_every_reason_of_the_search_is_explained(translator, analysis):
+    assert set(REASON_EXPLANATIONS) == set(REASONS)  # a new reason in core needs its meaning
+    for beam in (3, 8):
+        result = analyse(translator, "A man is riding a bicycle.", "de", beam, 0.6).result
+        explanations = reason_explanations(beam)
+        reasons = {c.reason for step in result.steps for c in step.candidates}
+        assert reasons <= set(explanations), reasons - set(explanations)
+        assert f"not among the {beam} best" in explanations
+        assert "below the best overall" in explanations
+        assert all(meaning and "{" not in meaning for meaning in explanations.values())
+    explanations = reason_explanations(3)
+    step = analysis.result.steps[1]
+    rows = candidate_rows(step, analysis.pieces, translator.tokenizer.decode)
+    fig = figures.candidate_bars(rows, explanations)
+    hovers = {tuple(cell) for trace in fig.data for cell in trace.customdata}
+    for row in rows:  # each bar's tooltip says what its reason means
+        assert any(figures.plot_text(explanations[row["why"]]) in cell for cell in hovers)
+    last = len(analysis.result.steps) - 1
+    nodes = beam_tree(analysis.result.steps, analysis.pieces, last)
+    tree = figures.beam_tree(nodes, analysis.result.output_ids, last, explanations)
+    shown = {figures.plot_text(why): figures.plot_text(say) for why, say in explanations.items()}
+    explained = [cell for trace in tree.data for cell in trace.customdata or () if cell[5]]
+    assert explained and all(cell[6] == shown[cell[5]] for cell in explained)
+
+
+def test_beam_tree_shades_the_column_of_the_step_the_slider_names(analysis):
+    r = analysis.result
+    for step in range(len(r.steps)):
+        nodes = beam_tree(r.steps, analysis.pieces, step)
+        fig = figures.beam_tree(nodes, r.output_ids, step)
+        shade = fig.layout.shapes[0]
+        assert (shade.x0 + shade.x1) / 2 == step  # the shaded column is the slider's number
+        drawn = {
+            (x, y)
+            for trace in fig.data
+            if trace.mode == "markers+text"
+            for x, y in zip(trace.x, trace.y)
+        }
+        newest = [n for n in nodes if n.step == step]  # what this step proposed
+        assert newest and all((step, n.y) in drawn for n in newest)
+        axis = fig.layout.xaxis
+        assert axis.ticktext[list(axis.tickvals).index(step)] == str(step)
+        assert axis.ticktext[0] == "start" and axis.tickvals[0] == -1  # the root, <s>
+
+
+def test_beam_tree_labels_clear_of_edges_and_shade_clear_of_them_too(analysis):
+    r = analysis.result
+    last = len(r.steps) - 1
+    nodes = beam_tree(r.steps, analysis.pieces, last)
+    fig = figures.beam_tree(nodes, r.output_ids, last)
+    parents = {n.parent for n in nodes if n.prefix}
+    inner = [n for n in nodes if n.prefix in parents]
+    # an inner node's label is a chip above it (edges leave it to the right), drawn over the lines
+    chips = {(a.x, a.y): a for a in fig.layout.annotations}
+    assert len(chips) == len(inner)
+    for node in inner:
+        chip = chips[(node.step, node.y)]
+        assert chip.text == figures.plot_text(node.piece) and chip.yshift > 0 and chip.bgcolor
+    texts = {
+        (x, y): text
+        for trace in fig.data
+        if trace.mode == "markers+text"
+        for x, y, text in zip(trace.x, trace.y, trace.text)
+    }
+    for node in nodes:  # leaves keep their label to the right, inner nodes none there
+        expected = "" if node.prefix in parents else figures.plot_text(node.piece)
+        assert texts[(node.step, node.y)] == expected
+    # the shaded column is translucent and below the traces: edges show through on a dark theme
+    shade = fig.layout.shapes[0]
+    alpha = float(shade.fillcolor.rsplit(",", 1)[1].rstrip(")"))
+    assert shade.layer == "below" and alpha <= 0.25 and shade.opacity in (None, 1)
+
+
+def test_a_long_search_shows_its_latest_steps(analysis):
+    r = analysis.result
+    last = len(r.steps) - 1
+    nodes = beam_tree(r.steps, analysis.pieces, last)
+    fig = figures.beam_tree(nodes, r.output_ids, last, steps_shown=3)
+    low, high = fig.layout.xaxis.range
+    assert low < last - 2 < last < high and low > last - 3  # steps last-2..last in view
+    assert figures.first_step_in_view(last, 3) == last - 2  # as the page's caption says
+    assert figures.first_step_in_view(1) == -1  # a short search: all of it, root included
+    bottom, top = fig.layout.yaxis.range  # the rows of the nodes in view, best on top
+    rows = [n.y for n in nodes if n.step >= last - 3]
+    assert top < min(rows) <= max(rows) < bottom
+
+
+def test_large_beams_cap_the_candidates_drawn(translator):
+    analysis = analyse(translator, "The happy child reads a big red book today.", "de", 8, 0.6)
+    r = analysis.result
+    per_beam = candidates_per_beam(8)
+    step = r.steps[2]
+    traced = traced_per_beam(step)
+    assert traced == 16 and per_beam < traced
+    shown = shown_candidates(step, per_beam)
+    kept_or_finished = [c for c in step.candidates if c.status != "pruned"]
+    assert all(c in shown for c in kept_or_finished)  # every decision is still drawn
+    for beam in range(len(step.hypotheses)):
+        mine = [c for c in step.candidates if c.parent == beam]
+        drawn = [c for c in shown if c.parent == beam]
+        assert drawn[: min(per_beam, len(mine))] == mine[:per_beam]  # the most probable first
+        assert all(c.status != "pruned" for c in drawn[per_beam:])
+    assert len(shown) <= 40 < len(step.candidates)
+    rows = candidate_rows(step, analysis.pieces, translator.tokenizer.decode, shown)
+    assert sum(len(t.x) for t in figures.candidate_bars(rows).data) == len(shown)
+    nodes = beam_tree(r.steps, analysis.pieces, 2, per_beam=per_beam)
+    pruned = {n.prefix for n in nodes if n.status == "pruned"}
+    assert pruned == {
+        (*step.hypotheses[c.parent].tokens, c.token) for c in shown if c.status == "pruned"
+    }
+    assert candidates_per_beam(4) == 8 and candidates_per_beam(1) >= 2  # small beams: all
 
 
 def test_positional_encoding_figures_match_core(analysis):
@@ -262,10 +417,94 @@ def test_positional_encoding_figures_match_core(analysis):
     assert "cos" in curves.data[1].name and "sin" in curves.data[0].name
 
 
+def test_positional_heatmap_in_sine_and_cosine_blocks(analysis):
+    r = analysis.result
+    pe = r.embeddings.source_position  # (positions, d_model), as the model added it
+    d_model = pe.shape[1]
+    interleaved = figures.positional_heatmap(pe, r.source_tokens, order="interleaved")
+    np.testing.assert_array_equal(interleaved.data[0].z, pe)
+    fig = figures.positional_heatmap(pe, r.source_tokens, order="blocks")
+    z = np.asarray(fig.data[0].z)
+    half = d_model // 2
+    np.testing.assert_array_equal(z[:, :half], pe[:, 0::2])  # the sines
+    np.testing.assert_array_equal(z[:, half:], pe[:, 1::2])  # the cosines
+    np.testing.assert_allclose(z[0, :half], 0.0, atol=1e-6)  # sin(0) at position 0
+    np.testing.assert_allclose(z[0, half:], 1.0, atol=1e-6)  # cos(0)
+    # hover and ticks name each column's own dimension, not its place in the drawing
+    assert "dimension 1 (cos)" in fig.data[0].customdata[2][half]
+    assert f"{pe[2, 1]:.4f}" in fig.data[0].customdata[2][half]
+    axis = fig.layout.xaxis
+    assert [int(text) for text in axis.ticktext] == [
+        int(figures.pe_dimension_order(d_model, "blocks")[tick]) for tick in axis.tickvals
+    ]
+
+
 def test_embedding_sum_is_token_plus_position(analysis):
     e = analysis.result.embeddings
     fig = figures.embedding_sum(e.source_token, e.source_position, analysis.result.source_tokens)
     np.testing.assert_allclose(fig.data[2].z, e.source_token + e.source_position)
+    # one scale: the largest value of the three panels, shared
+    assert {trace.coloraxis for trace in fig.data} == {"coloraxis"}
+    largest = max(np.abs(e.source_token).max(), np.abs(e.source_token + e.source_position).max())
+    assert fig.layout.coloraxis.cmax == pytest.approx(largest)
+    own = figures.embedding_sum(
+        e.source_token, e.source_position, analysis.result.source_tokens, shared_scale=False
+    )
+    parts = [e.source_token, e.source_position, e.source_token + e.source_position]
+    for name, trace, values in zip(("coloraxis", "coloraxis2", "coloraxis3"), own.data, parts):
+        np.testing.assert_allclose(trace.z, values)
+        axis = own.layout[name]
+        assert trace.coloraxis == name
+        assert axis.cmax == pytest.approx(np.abs(values).max()) and axis.cmin == -axis.cmax
+    blocks = figures.embedding_sum(
+        e.source_token, e.source_position, analysis.result.source_tokens, order="blocks"
+    )
+    dims = figures.pe_dimension_order(e.source_token.shape[1], "blocks")
+    for trace, values in zip(blocks.data, parts):  # the same columns in every panel
+        np.testing.assert_allclose(trace.z, values[:, dims])
+        np.testing.assert_array_equal(np.asarray(trace.customdata)[0], dims)  # hover: own dim
+
+
+def test_score_pipeline_is_the_heads_scores_masked_scores_and_weights(analysis):
+    decoder = analysis.result.attention.decoder
+    fig = figures.score_pipeline(decoder, 1, 2)
+    panels = [t for t in fig.data if t.type == "heatmap" and t.coloraxis]
+    scores, masked, weights = (np.asarray(t.z, dtype=float) for t in panels)
+    np.testing.assert_array_equal(scores, decoder.scores[1, 2])
+    forbidden = np.isneginf(decoder.masked_scores[1, 2])
+    assert forbidden.any() and np.isnan(masked[forbidden]).all()
+    np.testing.assert_array_equal(masked[~forbidden], decoder.masked_scores[1, 2][~forbidden])
+    np.testing.assert_array_equal(weights, decoder.weights[1, 2])
+    assert (weights[forbidden] == 0).all()
+    # the two score panels share one scale and one colour bar; the weights have theirs
+    assert [t.coloraxis for t in panels] == ["coloraxis", "coloraxis", "coloraxis2"]
+    limit = np.abs(decoder.scores[1, 2]).max()
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (-limit, limit)
+    assert (fig.layout.coloraxis2.cmin, fig.layout.coloraxis2.cmax) == (0.0, 1.0)
+    overlays = [t for t in fig.data if t.type == "heatmap" and not t.coloraxis]
+    assert len(overlays) == 2 and not any(t.showscale for t in overlays)  # no third colour bar
+    # masked cells: grey, written −∞ before the softmax and 0 after, named in the legend
+    assert [np.asarray(t.text)[forbidden][0] for t in overlays] == [figures.MINUS_INF, "0"]
+    for overlay in overlays:
+        assert (np.asarray(overlay.text)[~forbidden] == "").all()
+        assert not np.isnan(np.asarray(overlay.z, dtype=float)[forbidden]).any()
+    assert any(t.type == "scatter" and "−∞" in t.name for t in fig.data)
+    # core's labels on every panel's axes
+    for axis in ("xaxis", "xaxis2", "xaxis3"):
+        assert list(fig.layout[axis].ticktext) == [figures.plot_text(k) for k in decoder.key_labels]
+    assert list(fig.layout.yaxis.ticktext) == [figures.plot_text(q) for q in decoder.query_labels]
+    json.loads(fig.to_json())  # -inf never reaches the JSON
+
+
+def test_score_pipeline_stacks_long_sentences_and_skips_masks_it_lacks(translator):
+    long = analyse(translator, "the happy dog runs in the big green garden " * 3, "de", 1, 0.6)
+    encoder = long.result.attention.encoder
+    assert len(encoder.key_labels) > figures.SIDE_BY_SIDE_KEYS
+    fig = figures.score_pipeline(encoder, 0, 0)
+    panels = [t for t in fig.data if t.type == "heatmap"]
+    assert len(panels) == 3  # no mask in a single sentence: no grey cells, no legend entry
+    assert [t.yaxis for t in panels] == ["y", "y2", "y3"]  # one panel per row, full width
+    assert fig.layout.xaxis.domain[1] - fig.layout.xaxis.domain[0] > 0.9
 
 
 def test_token_chips_show_every_piece_with_its_id(analysis):
