@@ -9,6 +9,7 @@ labels as markup, and ``</s>`` would vanish.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -147,11 +148,18 @@ def attention_map(
     return heatmap(z, attention.query_labels, attention.key_labels, title=title)
 
 
-def attention_grid(attention: LabelledAttention) -> go.Figure:
+def attention_grid(
+    attention: LabelledAttention, selected: tuple[int, int | None] | None = None
+) -> go.Figure:
     """The model view: weights (L, H, q, k) as one mosaic of small maps, a row of tiles per layer
     and a column per head, one cell apart, on one 0..1 colour scale. (One heatmap, not L x H
     subplots: far faster to build and draw.) Hover names the layer, head and tokens, up to
     GRID_HOVER_CELLS cells; beyond that (long sentences) only the weight, to keep the page light.
+
+    A second trace, a nearly invisible marker at the centre of every tile with customdata
+    (layer, head) counted from 1, is what a click selects (heatmaps emit no point selections):
+    the page opens that head large. ``selected`` = (layer, head) counted from 0 outlines that
+    tile, or with head None the whole layer (the average of its heads).
     """
     weights, queries, keys = attention.weights, attention.query_labels, attention.key_labels
     layers, heads, q, k = weights.shape
@@ -188,7 +196,9 @@ def attention_grid(attention: LabelledAttention) -> go.Figure:
             customdata=hover.astype(str),
             hovertemplate="%{customdata}<br>weight %{z:.4f}<extra></extra>",
         )
-    fig = go.Figure(trace)
+    fig = go.Figure([trace, _tile_markers(layers, heads, q, k)])
+    if selected is not None:
+        fig.add_shape(_tile_outline(selected, heads, q, k))
     fig.update_xaxes(
         tickvals=[h * (k + 1) + (k - 1) / 2 for h in range(heads)],
         ticktext=[f"head {h + 1}" for h in range(heads)],
@@ -208,8 +218,44 @@ def attention_grid(attention: LabelledAttention) -> go.Figure:
         height=int(min(max(300, 80 + 900 * z.shape[0] / z.shape[1]), 1400)),
         plot_bgcolor="rgba(0,0,0,0)",
         margin={"t": 40, "l": 20, "r": 20, "b": 20},
+        showlegend=False,
     )
     return fig
+
+
+def _tile_markers(layers: int, heads: int, rows: int, columns: int) -> go.Scatter:
+    """One faint ring at the centre of each tile of attention_grid's mosaic (tiles of ``rows`` x
+    ``columns`` cells, one cell apart), customdata (layer, head) counted from 1; hovering it
+    invites the click that opens the head."""
+    tiles = [(layer, head) for layer in range(layers) for head in range(heads)]
+    return go.Scatter(
+        x=[head * (columns + 1) + (columns - 1) / 2 for _, head in tiles],
+        y=[layer * (rows + 1) + (rows - 1) / 2 for layer, _ in tiles],
+        customdata=[[layer + 1, head + 1] for layer, head in tiles],
+        mode="markers",
+        marker={"symbol": "circle-open", "size": 16, "color": "rgba(110, 110, 110, 0.3)"},
+        selected={"marker": {"opacity": 1.0}},
+        unselected={"marker": {"opacity": 1.0}},
+        hovertemplate="layer %{customdata[0]}, head %{customdata[1]}: click to open it large"
+        "<extra></extra>",
+        name="tiles",
+    )
+
+
+def _tile_outline(selected: tuple[int, int | None], heads: int, rows: int, columns: int) -> dict:
+    """A rectangle around the tile (layer, head) of attention_grid's mosaic, counted from 0, or
+    around the whole layer when head is None."""
+    layer, head = selected
+    first, last = (0, heads - 1) if head is None else (head, head)
+    return {
+        "type": "rect",
+        "x0": first * (columns + 1) - 0.5,
+        "x1": last * (columns + 1) + columns - 0.5,
+        "y0": layer * (rows + 1) - 0.5,
+        "y1": layer * (rows + 1) + rows - 0.5,
+        "line": {"color": "#e6550d", "width": 2},
+        "name": "zoomed",
+    }
 
 
 def token_chips(
@@ -273,13 +319,33 @@ def token_chips(
 # --------------------------------------------------------------------------------------------------
 
 
+# How the PE heatmap orders its dimensions (the URL holds the key)
+PE_ORDERS = {
+    "interleaved": "The paper's order: sin, cos, sin, cos, …",
+    "blocks": "All sines, then all cosines",
+}
+
+
+def pe_dimension_order(d_model: int, order: str) -> np.ndarray:
+    """The dimensions in drawing order: 0..d-1 (interleaved, the paper's), or the even (sine)
+    dimensions then the odd (cosine) ones (blocks)."""
+    if order == "blocks":
+        return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
+    return np.arange(d_model)
+
+
 def positional_heatmap(
-    pe: np.ndarray, rows: Sequence[str] | None = None, title: str = ""
+    pe: np.ndarray, rows: Sequence[str] | None = None, title: str = "", order: str = "interleaved"
 ) -> go.Figure:
     """PE (positions x dimensions) on a diverging scale from -1 to 1; rows labelled with tokens
-    when given, else with position numbers."""
-    return heatmap(
-        pe,
+    when given, else with position numbers. ``order`` (a key of PE_ORDERS) draws the dimensions
+    interleaved as computed, or as a block of sines and a block of cosines, which turns the
+    barcode of alternating columns into two smooth sweeps from fast to slow waves; hover and
+    ticks then give each column's own dimension."""
+    dims = pe_dimension_order(pe.shape[1], order)
+    z = pe[:, dims]
+    fig = heatmap(
+        z,
         rows,
         title=title,
         axis_names=("position", "dimension"),
@@ -288,6 +354,29 @@ def positional_heatmap(
         zmin=-1.0,
         zmax=1.0,
     )
+    if order == "blocks":
+        half = (pe.shape[1] + 1) // 2  # the sines: dimensions 0, 2, 4, ...
+        names = np.array([f"{d} ({'sin' if d % 2 == 0 else 'cos'})" for d in dims])
+        positions = _numbered(_labels(rows) if rows is not None else None, len(pe))
+        fig.data[0].update(
+            customdata=_hover(
+                positions, names, np.char.mod("%.4f", z), ("position", "dimension", "PE")
+            ),
+            hovertemplate="%{customdata}<extra></extra>",
+        )
+        ticks = list(range(0, len(dims), max(1, len(dims) // 12)))
+        fig.update_xaxes(
+            title="dimension: the sines (even), then the cosines (odd)",
+            tickvals=ticks,
+            ticktext=[str(dims[column]) for column in ticks],
+            tickangle=0,
+        )
+        fig.add_vline(x=half - 0.5, line_color="#222222", line_width=2)
+        for x, text in ((half / 2, "sin block"), (half + (len(dims) - half) / 2, "cos block")):
+            fig.add_annotation(
+                x=x, y=0, yref="paper", yanchor="top", text=text, showarrow=False, yshift=-4
+            )
+    return fig
 
 
 def positional_curves(pe: np.ndarray, dims: Sequence[int]) -> go.Figure:
@@ -326,44 +415,90 @@ def positional_similarity(pe: np.ndarray) -> go.Figure:
     )
 
 
-def embedding_sum(token: np.ndarray, position: np.ndarray, tokens: Sequence[str]) -> go.Figure:
+def embedding_sum(
+    token: np.ndarray,
+    position: np.ndarray,
+    tokens: Sequence[str],
+    shared_scale: bool = True,
+    order: str = "interleaved",
+) -> go.Figure:
     """The encoder input, side by side: token embedding x sqrt(d_model), PE, and their sum
-    (tokens x dimensions, one diverging scale)."""
+    (tokens x dimensions). With ``shared_scale`` one diverging scale (true proportions: PE, within
+    ±1, looks pale next to the scaled embedding); else each panel its own scale, symmetric around
+    0 at its largest absolute value, each with its own colour bar below it. ``order`` (a key of
+    PE_ORDERS) orders the dimensions of every panel alike; hover names each column's dimension."""
+    dims = pe_dimension_order(token.shape[1], order)
     parts = [
-        ("token embedding × √d_model", token),
-        ("+ positional encoding", position),
-        ("= encoder input", token + position),
+        ("token embedding × √d_model", token[:, dims]),
+        ("+ positional encoding", position[:, dims]),
+        ("= encoder input", (token + position)[:, dims]),
     ]
-    limit = float(max(np.abs(p).max() for _, p in parts)) or 1.0
+    dimension_of = np.broadcast_to(dims, token.shape)  # (positions, d_model): each cell's dim
+    limits = [float(np.abs(values).max()) or 1.0 for _, values in parts]
+    spacing = 0.02 if shared_scale else 0.04
     fig = make_subplots(
         rows=1,
         cols=3,
         shared_yaxes=True,
         subplot_titles=[name for name, _ in parts],
-        horizontal_spacing=0.02,
+        horizontal_spacing=spacing,
     )
     labels = _labels(tokens)
+    width = (1 - 2 * spacing) / 3  # of each panel, in paper units
     for col, (name, values) in enumerate(parts, start=1):
+        axis = "coloraxis" if shared_scale or col == 1 else f"coloraxis{col}"
         fig.add_trace(
             go.Heatmap(
                 z=values,
-                coloraxis="coloraxis",
+                coloraxis=axis,
+                customdata=dimension_of,
                 hovertemplate=(
-                    f"{name}<br>position %{{y}}<br>dimension %{{x}}<br>value %{{z:.4f}}"
+                    f"{name}<br>position %{{y}}<br>dimension %{{customdata}}<br>value %{{z:.4f}}"
                     "<extra></extra>"
                 ),
             ),
             row=1,
             col=col,
         )
+        if not shared_scale:
+            limit = limits[col - 1]
+            fig.update_layout(
+                {
+                    axis: {
+                        "colorscale": DIVERGING_SCALE,
+                        "cmin": -limit,
+                        "cmax": limit,
+                        "colorbar": {
+                            "orientation": "h",
+                            "x": (col - 1) * (width + spacing) + width / 2,
+                            "xanchor": "center",
+                            "y": -0.12,
+                            "yanchor": "top",
+                            "len": width,
+                            "thickness": 12,
+                        },
+                    }
+                }
+            )
     fig.update_yaxes(
         autorange="reversed", tickvals=list(range(len(labels))), ticktext=labels, row=1, col=1
     )
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title="dimension")
+    if order == "blocks":
+        ticks = [0, len(dims) // 2]
+        fig.update_xaxes(
+            title="dimension: sines | cosines",
+            tickvals=ticks,
+            ticktext=[str(dims[tick]) for tick in ticks],
+        )
+    else:
+        fig.update_xaxes(title="dimension")
+    if shared_scale:
+        limit = max(limits)
+        fig.update_layout(coloraxis={"colorscale": DIVERGING_SCALE, "cmin": -limit, "cmax": limit})
     fig.update_layout(
-        coloraxis={"colorscale": DIVERGING_SCALE, "cmin": -limit, "cmax": limit},
-        height=_height(len(tokens)),
+        height=_height(len(tokens)) + (0 if shared_scale else 60),
+        margin={"b": 40 if shared_scale else 110},
     )
     return fig
 
@@ -373,18 +508,51 @@ def embedding_sum(token: np.ndarray, position: np.ndarray, tokens: Sequence[str]
 # --------------------------------------------------------------------------------------------------
 
 
-def beam_tree(nodes: Sequence[TreeNode], chosen: Sequence[int], current_step: int) -> go.Figure:
-    """The search tree from :func:`app.analysis.beam_tree`: depth left to right, one colour per
-    status, the chosen output's path drawn thick, the current step's column shaded."""
+TREE_STEPS_SHOWN = 12  # steps of the beam tree in view at once; earlier ones by panning
+# The shaded step: a translucent amber, so the grey edges stay visible on light and dark themes
+STEP_SHADE = "rgba(245, 166, 35, 0.16)"
+STEP_EDGE = "rgba(245, 166, 35, 0.7)"
+# Inner nodes' labels sit on a chip above their edges, dark on light in either theme
+LABEL_CHIP = {"bgcolor": "rgba(255, 255, 255, 0.88)", "font": {"color": "#222222", "size": 11}}
+STATUS_MEANINGS = {
+    "root": "start (<s>)",
+    "kept": "kept: stays live",
+    "finished": "finished: ended",
+    "pruned": "pruned: dropped",
+}
+LEGEND_CHARS = 90  # a finished hypothesis's text in the re-rank legend: wrapped at this width
+LEGEND_MAX_CHARS = 400  # and cut with … beyond this
+
+
+def first_step_in_view(current_step: int, steps_shown: int = TREE_STEPS_SHOWN) -> int:
+    """The earliest step column the beam tree shows (-1: the root, start), the current step
+    being the last of ``steps_shown``."""
+    return max(-1, current_step - steps_shown + 1)
+
+
+def beam_tree(
+    nodes: Sequence[TreeNode],
+    chosen: Sequence[int],
+    current_step: int,
+    explanations: dict[str, str] | None = None,
+    steps_shown: int = TREE_STEPS_SHOWN,
+) -> go.Figure:
+    """The search tree from :func:`app.analysis.beam_tree`: a column per step, numbered as core
+    and the step slider number them (the root, <s>, at -1 is 'start'), one colour per status,
+    the chosen output's path drawn thick, the current step's column shaded. Inner nodes' labels
+    sit on chips above their edges, leaves' to their right; hover adds the prefix as text and
+    what the node's reason means (``explanations``: reason -> meaning). At most ``steps_shown``
+    steps are in view, ending at the current one."""
     by_prefix = {n.prefix: n for n in nodes}
+    inner = {n.parent for n in nodes if n.prefix}
+    explanations = explanations or {}
     chosen = tuple(chosen)
     fig = go.Figure()
     fig.add_vrect(
-        x0=current_step + 0.5,
-        x1=current_step + 1.5,
-        fillcolor="#fff3bf",
-        opacity=0.6,
-        line_width=0,
+        x0=current_step - 0.5,
+        x1=current_step + 0.5,
+        fillcolor=STEP_SHADE,
+        line={"color": STEP_EDGE, "width": 1, "dash": "dot"},
         layer="below",
     )
     for on_path in (False, True):
@@ -392,7 +560,7 @@ def beam_tree(nodes: Sequence[TreeNode], chosen: Sequence[int], current_step: in
         for node in nodes:
             if node.prefix and (chosen[: len(node.prefix)] == node.prefix) == on_path:
                 parent = by_prefix[node.parent]
-                xs += [parent.step + 1, node.step + 1, None]
+                xs += [parent.step, node.step, None]
                 ys += [parent.y, node.y, None]
         fig.add_trace(
             go.Scatter(
@@ -411,13 +579,13 @@ def beam_tree(nodes: Sequence[TreeNode], chosen: Sequence[int], current_step: in
             continue
         fig.add_trace(
             go.Scatter(
-                x=[n.step + 1 for n in group],
+                x=[n.step for n in group],
                 y=[n.y for n in group],
                 mode="markers+text",
-                text=[plot_text(n.piece) for n in group],
+                text=["" if n.prefix in inner else plot_text(n.piece) for n in group],
                 textposition="middle right",
                 marker={"color": colour, "size": 11, "line": {"color": "white", "width": 1}},
-                name=status,
+                name=plot_text(STATUS_MEANINGS[status]),
                 customdata=[
                     [
                         plot_text(n.piece),
@@ -426,30 +594,55 @@ def beam_tree(nodes: Sequence[TreeNode], chosen: Sequence[int], current_step: in
                         n.score,
                         n.normalized,
                         plot_text(n.reason),
+                        plot_text(explanations.get(n.reason, "")),
+                        plot_text(n.text),
                     ]
                     for n in group
                 ],
                 hovertemplate=(
-                    "<b>%{customdata[0]}</b><br>log P(token) %{customdata[1]:.3f}"
+                    "<b>%{customdata[0]}</b>: %{customdata[7]}<br>log P(token) %{customdata[1]:.3f}"
                     " (P %{customdata[2]:.3f})<br>cumulative %{customdata[3]:.3f}"
-                    "<br>normalised %{customdata[4]:.3f}<br>%{customdata[5]}<extra></extra>"
+                    "<br>normalised %{customdata[4]:.3f}<br><b>%{customdata[5]}</b>"
+                    "<br>%{customdata[6]}<extra></extra>"
                 ),
             )
         )
-    depth = max(n.step for n in nodes) + 2
-    leaves = max(n.y for n in nodes) + 1
-    fig.update_xaxes(title="step", range=[-0.5, depth + 0.8], dtick=1)
-    fig.update_yaxes(visible=False, autorange="reversed")
+    for node in nodes:
+        if node.prefix in inner:
+            fig.add_annotation(
+                x=node.step,
+                y=node.y,
+                text=plot_text(node.piece),
+                showarrow=False,
+                yshift=14,
+                borderpad=1,
+                **LABEL_CHIP,
+            )
+    last = max(n.step for n in nodes)
+    first = first_step_in_view(current_step, steps_shown)
+    # the rows of the nodes in view (and their parents, whose edges enter the view)
+    in_view = [n.y for n in nodes if n.step >= first - 1]
+    top, bottom = min(in_view) - 0.8, max(in_view) + 0.8
+    fig.update_xaxes(
+        title="step",
+        tickvals=list(range(-1, last + 1)),
+        ticktext=["start", *map(str, range(last + 1))],
+        range=[first - 0.6, current_step + 1.3],
+    )
+    fig.update_yaxes(visible=False, range=[bottom, top])  # reversed: the best on top
     fig.update_layout(
-        height=_height(int(leaves), per_row=24, maximum=1400),
+        height=_height(int(bottom - top), per_row=26, maximum=2000),
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
         plot_bgcolor="rgba(0,0,0,0)",
+        hoverlabel={"align": "left"},
     )
     return fig
 
 
-def candidate_bars(rows: Sequence[dict]) -> go.Figure:
-    """Each candidate's probability given its beam, coloured by what the search decided."""
+def candidate_bars(rows: Sequence[dict], explanations: dict[str, str] | None = None) -> go.Figure:
+    """Each candidate's probability given its beam, coloured by what the search decided; hover
+    says what the reason means (``explanations``: reason -> meaning)."""
+    explanations = explanations or {}
     fig = go.Figure()
     labels = [plot_text(f"beam {r['beam']}: {r['next piece']}") for r in rows]
     for status, colour in STATUS_COLOURS.items():
@@ -461,36 +654,235 @@ def candidate_bars(rows: Sequence[dict]) -> go.Figure:
                     y=index,
                     orientation="h",
                     marker_color=colour,
-                    name=status,
-                    customdata=[[labels[i], plot_text(rows[i]["why"])] for i in index],
+                    name=plot_text(STATUS_MEANINGS[status]),
+                    customdata=[
+                        [
+                            labels[i],
+                            plot_text(rows[i]["why"]),
+                            plot_text(explanations.get(rows[i]["why"], "")),
+                            plot_text(rows[i]["prefix"]),
+                        ]
+                        for i in index
+                    ],
                     hovertemplate=(
-                        "%{customdata[0]}<br>P %{x:.3f}<br>%{customdata[1]}<extra></extra>"
+                        "%{customdata[0]} after “%{customdata[3]}”<br>P %{x:.3f}"
+                        "<br><b>%{customdata[1]}</b><br>%{customdata[2]}<extra></extra>"
                     ),
                 )
             )
     fig.update_yaxes(tickvals=list(range(len(rows))), ticktext=labels, autorange="reversed")
     fig.update_xaxes(title="probability given the beam's prefix", range=[0, 1])
     fig.update_layout(
-        height=_height(len(rows), per_row=20, maximum=1200),
+        height=_height(len(rows), per_row=22, maximum=1200),
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+        hoverlabel={"align": "left"},
     )
     return fig
 
 
+def legend_text(text: str, length: int, limit: int = LEGEND_MAX_CHARS) -> str:
+    """A hypothesis in a legend: its whole text (cut with … only after ``limit`` characters)
+    and its length in pieces, which tells apart two that read alike."""
+    cut = text if len(text) <= limit else text[: limit - 1] + "…"
+    return f"{cut} ({length} pieces)"
+
+
+def _wrapped(text: str, width: int = LEGEND_CHARS) -> str:
+    """Plot text broken into lines of at most ``width`` characters (at spaces)."""
+    return "<br>".join(plot_text(line) for line in textwrap.wrap(text, width)) or plot_text(text)
+
+
 def rerank_lines(
-    labels: Sequence[str], curves: Sequence[np.ndarray], alphas: np.ndarray, alpha: float
+    labels: Sequence[str],
+    ranks: np.ndarray,
+    gaps: np.ndarray,
+    alphas: np.ndarray,
+    alpha: float,
 ) -> go.Figure:
-    """Normalised score log P / lp(alpha) of each finished hypothesis as alpha varies; the highest
-    line at the current alpha (dashed) wins."""
+    """Each finished hypothesis's rank by log P / lp(alpha) as alpha varies (ranks and gaps to
+    the best, (hypotheses, alphas), from :func:`app.analysis.rerank_ranks`): rank 1, on top, is
+    the output; ranks never share a point, so no line hides another. The legend, below, lists
+    the hypotheses (``labels``) in full, wrapped, in their order at the current alpha (dashed
+    line); hover gives the gap to the best."""
+    at = int(np.argmin(np.abs(alphas - alpha)))  # the grid point nearest the current alpha
+    names = [_wrapped(label) for label in labels]
+    lines = sum(name.count("<br>") + 1 for name in names)  # of the legend
     fig = go.Figure()
-    for label, values in zip(labels, curves):
-        fig.add_trace(go.Scatter(x=alphas, y=values, mode="lines", name=plot_text(label)))
-    fig.add_vline(x=alpha, line_dash="dash", line_color="#444444")
+    for name, rank, gap in zip(names, ranks, gaps):
+        fig.add_trace(
+            go.Scatter(
+                x=alphas,
+                y=rank,
+                mode="lines+markers",
+                marker={"size": [10 if i == at else 0 for i in range(len(alphas))]},
+                name=name,
+                legendrank=int(rank[at]),
+                customdata=gap,
+                hovertemplate=(
+                    "%{fullData.name}<br>α %{x:.2f}: rank %{y}, "
+                    "%{customdata:.3f} below the best log P / lp<extra></extra>"
+                ),
+            )
+        )
+    fig.add_vline(x=alpha, line_dash="dash", line_color="#888888")
+    count = len(labels)
     fig.update_layout(
         xaxis_title="length penalty α",
-        yaxis_title="log P / lp",
-        height=380,
-        legend={"orientation": "h", "y": -0.25},
+        yaxis={
+            "title": "rank (1 = the output)",
+            "range": [count + 0.5, 0.5],
+            "tickvals": list(range(1, count + 1)),
+        },
+        height=330 + 20 * lines + 6 * count,
+        legend={  # below the axis title, in the figure's own margin: the full start of each text
+            "orientation": "v",
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
+            "x": 0,
+            "xanchor": "left",
+            "title": {"text": f"rank at α = {alpha:.1f}, best first"},
+        },
+        margin={"t": 30, "b": 90 + 20 * lines + 6 * count},
+    )
+    return fig
+
+
+# --------------------------------------------------------------------------------------------------
+# Masking
+# --------------------------------------------------------------------------------------------------
+
+MASKED_COLOUR = "#7f7f7f"  # masked cells, on any theme
+SIDE_BY_SIDE_KEYS = 14  # up to this many keys the three panels stand in a row; more: stacked
+PIPELINE_TITLES = ("1. scores QKᵀ/√d_k", "2. masked scores: + M", "3. softmax weights")
+
+
+def score_pipeline(attention: LabelledAttention, layer: int, head: int) -> go.Figure:
+    """One head (layer and head count from 0) on its way from scores to weights, with core's
+    labels: the scores QKᵀ/√d_k, the masked scores (-inf where the mask forbids) and the softmax
+    weights. The two score panels share one diverging colour scale and one colour bar (masking
+    changes no other value); the weights keep their 0..1 scale and bar. Masked cells are grey
+    and written −∞ (scores) or 0 (weights), with a legend entry. Up to SIDE_BY_SIDE_KEYS keys the
+    panels stand in a row, sharing the query labels; beyond, they are stacked, each full width,
+    so that every column label stays readable."""
+    scores = attention.scores[layer, head]  # (queries, keys)
+    masked = attention.masked_scores[layer, head]
+    weights = attention.weights[layer, head]
+    is_masked = np.isneginf(masked)
+    n_rows, n_cols = scores.shape
+    limit = float(np.abs(scores).max()) or 1.0
+    stacked = n_cols > SIDE_BY_SIDE_KEYS
+    fig = make_subplots(
+        rows=3 if stacked else 1,
+        cols=1 if stacked else 3,
+        subplot_titles=PIPELINE_TITLES,
+        shared_yaxes=not stacked,
+        horizontal_spacing=0.03,
+        vertical_spacing=0.12,
+    )
+    rows = _numbered(_labels(attention.query_labels), n_rows)
+    columns = _numbered(_labels(attention.key_labels), n_cols)
+    panels = [
+        (scores, "score", "coloraxis", ""),
+        (masked, "masked score", "coloraxis", MINUS_INF),
+        (weights, "weight", "coloraxis2", "0"),
+    ]
+    for index, (values, name, colour_axis, masked_text) in enumerate(panels):
+        row, col = (index + 1, 1) if stacked else (1, index + 1)
+        hover = _hover(rows, columns, _value_text(values), ("query", "key", name))
+        fig.add_trace(
+            go.Heatmap(
+                z=np.where(np.isneginf(values), np.nan, values),
+                x=np.arange(n_cols),
+                y=np.arange(n_rows),
+                coloraxis=colour_axis,
+                customdata=hover,
+                hovertemplate="%{customdata}<extra></extra>",
+                hoverongaps=False,
+                name=PIPELINE_TITLES[index],
+            ),
+            row=row,
+            col=col,
+        )
+        if masked_text and is_masked.any():  # the masked cells, grey, on top
+            fig.add_trace(
+                go.Heatmap(
+                    z=np.where(is_masked, 1.0, np.nan),
+                    x=np.arange(n_cols),
+                    y=np.arange(n_rows),
+                    colorscale=[[0.0, MASKED_COLOUR], [1.0, MASKED_COLOUR]],
+                    showscale=False,
+                    text=np.where(is_masked, masked_text, ""),
+                    texttemplate="%{text}",
+                    textfont={"color": "white", "size": 12},
+                    customdata=np.char.add(hover, " (masked)"),
+                    hovertemplate="%{customdata}<extra></extra>",
+                    hoverongaps=False,
+                    name=f"masked cells of {PIPELINE_TITLES[index]}",
+                ),
+                row=row,
+                col=col,
+            )
+        fig.update_xaxes(
+            tickvals=list(range(n_cols)),
+            ticktext=_labels(attention.key_labels),
+            tickangle=-60,
+            title="key",
+            row=row,
+            col=col,
+        )
+        fig.update_yaxes(
+            tickvals=list(range(n_rows)),
+            ticktext=_labels(attention.query_labels),
+            autorange="reversed",
+            row=row,
+            col=col,
+        )
+    if is_masked.any():  # a legend entry for the grey cells
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker={"color": MASKED_COLOUR, "size": 14, "symbol": "square"},
+                name="masked: −∞ before the softmax, exactly 0 after",
+            )
+        )
+    if stacked:  # colour bars at the right: one beside the two score panels, one beside weights
+        score_bar = {"x": 1.02, "y": 1.0, "yanchor": "top", "len": 0.62}
+        weight_bar = {"x": 1.02, "y": 0.0, "yanchor": "bottom", "len": 0.3}
+        panel_height = _height(n_rows, maximum=700)
+        height = 3 * panel_height + 120
+    else:  # colour bars below: one under the two score panels, one under the weights
+        width = (1 - 2 * 0.03) / 3  # of a panel, in paper units
+        common = {
+            "orientation": "h",
+            "yref": "container",  # at the foot of the figure, under the key labels
+            "y": 0.02,
+            "yanchor": "bottom",
+            "thickness": 12,
+        }
+        score_bar = {**common, "x": width + 0.015, "xanchor": "center", "len": 2 * width}
+        weight_bar = {**common, "x": 1 - width / 2, "xanchor": "center", "len": width}
+        height = _height(n_rows) + 200
+    fig.update_layout(
+        coloraxis={
+            "colorscale": DIVERGING_SCALE,
+            "cmin": -limit,
+            "cmax": limit,
+            "colorbar": {"title": {"text": "score (1 and 2)"}, **score_bar},
+        },
+        coloraxis2={
+            "colorscale": ATTENTION_SCALE,
+            "cmin": 0.0,
+            "cmax": 1.0,
+            "colorbar": {"title": {"text": "weight (3)"}, **weight_bar},
+        },
+        height=height,
+        plot_bgcolor="rgba(0,0,0,0)",
+        showlegend=bool(is_masked.any()),  # the one entry: the grey cells
+        legend={"orientation": "h", "yref": "container", "y": 1.0, "yanchor": "top"},
+        margin={"t": 90, "b": 40 if stacked else 200},
     )
     return fig
 
@@ -618,5 +1010,52 @@ def focus_bars(labels: Sequence[str], weights: Sequence[float], title: str) -> g
         xaxis={"title": "weight on the top key", "range": [0, 1]},
         yaxis={"autorange": "reversed"},
         margin={"l": 260},
+    )
+    return fig
+
+
+def token_score_changes(
+    tokens: Sequence[str], normal: Sequence[float], changed: Sequence[float], title: str
+) -> go.Figure:
+    """For each output token of the normal translation, log P(token) with the change minus
+    without it (teacher-forced): a bar per token, below 0 where the change hurts it."""
+    change = np.asarray(changed) - np.asarray(normal)
+    labels = _numbered(_labels(tokens), len(tokens))
+    fig = go.Figure(
+        go.Bar(
+            x=list(labels),
+            y=change,
+            marker_color=np.where(change < 0, "#d7301f", STATUS_COLOURS["kept"]),
+            customdata=np.stack([normal, changed], axis=-1),
+            hovertemplate="%{x}<br>log P %{customdata[0]:.3f} → %{customdata[1]:.3f}"
+            "<br>change %{y:+.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=plot_text(title),
+        height=360,
+        yaxis={"title": "change in log P (nats)", "zeroline": True},
+        xaxis={"tickangle": -45},
+    )
+    return fig
+
+
+def pruning_curve(
+    heads_off: Sequence[int], bleu: Sequence[float], chrf: Sequence[float], total: int, title: str
+) -> go.Figure:
+    """BLEU and chrF of the survey's sample as the least important heads are switched off, from
+    none to all ``total`` (Michel et al. 2019)."""
+    fig = go.Figure(
+        [
+            go.Scatter(x=list(heads_off), y=list(scores), mode="lines+markers", name=name)
+            for name, scores in (("BLEU", bleu), ("chrF", chrf))
+        ]
+    )
+    fig.update_traces(hovertemplate="%{x} heads off: %{y:.1f}")
+    fig.update_layout(
+        title=plot_text(title),
+        height=380,
+        xaxis={"title": f"heads switched off, least important first (of {total})"},
+        yaxis={"title": "score", "rangemode": "tozero"},
     )
     return fig

@@ -14,7 +14,7 @@ import streamlit as st
 
 from app import state
 from app.state import DEFAULTS, EXAMPLES, settings
-from core import LANGUAGES
+from core import LANGUAGES, CheckpointError, InputError
 from core.snapshots import SnapshotView, list_snapshots
 
 PRESENTATION_CSS = "<style>html { font-size: 22px; }</style>"
@@ -45,6 +45,11 @@ def sidebar() -> None:
             bind="query-params",
             height=110,
             help="Ctrl+Enter or click outside to translate.",
+        )
+        st.button(
+            "Translate",
+            type="primary",
+            help="Typing, then Ctrl+Enter or a click outside, does too.",
         )
         st.pills("Classic examples", EXAMPLES, key="example", on_change=_use_example)
         pick("Translate into", list(LANGUAGES), "to", DEFAULTS.to, LANGUAGES.get)
@@ -82,14 +87,42 @@ def sidebar() -> None:
         st.html(PRESENTATION_CSS)
 
 
-def chart(fig: go.Figure, name: str) -> None:
-    """A plotly chart whose camera button saves ``attention-lab-<name>`` as PNG or SVG."""
+def sentence_banner() -> None:
+    """The sentence and its translation above the page, so that they stay in view with the
+    sidebar collapsed (a projector, a phone). Bad input or a missing model: nothing here, the page
+    itself says what is wrong."""
+    current = settings()
+    try:
+        result = state.cached_analysis(
+            str(state.model_dir()), current.text, current.to, current.beam, current.alpha
+        ).result
+    except (InputError, CheckpointError):
+        return
+    source, target = st.columns(2)
+    source.caption("English")
+    source.text(current.text)
+    target.caption(LANGUAGES[current.to])
+    target.text(result.text)
+
+
+def chart(fig: go.Figure, name: str, on_select: Callable[[list[dict]], None] | None = None) -> None:
+    """A plotly chart whose camera button saves ``attention-lab-<name>`` as PNG or SVG. With
+    ``on_select``, clicking a point selects it (selection_mode "points"), and before the rerun
+    that follows, on_select gets the selected points as Streamlit reports them (dicts with
+    curve_number, point_index, x, y, customdata, ...; an empty list when a click deselects)."""
     s = settings()
     if s.present:
         fig.update_layout(font={"size": 20}, height=int((fig.layout.height or 450) * 1.3))
+    key = f"chart-{name}"
+    selection: dict[str, Any] = {}
+    if on_select is not None:
+        selection = {
+            "on_select": lambda: on_select(list(st.session_state[key].selection.points)),
+            "selection_mode": "points",
+        }
     st.plotly_chart(
         fig,
-        key=f"chart-{name}",
+        key=key,
         config={
             "displaylogo": False,
             "toImageButtonOptions": {
@@ -98,6 +131,7 @@ def chart(fig: go.Figure, name: str) -> None:
                 "scale": 2,
             },
         },
+        **selection,
     )
 
 
