@@ -9,7 +9,10 @@ import streamlit as st
 from app import ui
 
 PAGES = [
-    st.Page("views/translate.py", title="Translate", icon=":material/translate:", default=True),
+    st.Page(
+        "views/story.py", title="Story: start here", icon=":material/auto_stories:", default=True
+    ),
+    st.Page("views/translate.py", title="Translate", icon=":material/translate:"),
     st.Page("views/tokenization.py", title="Tokenization", icon=":material/token:"),
     st.Page(
         "views/embeddings.py",
@@ -28,4 +31,6 @@ PAGES = [
 st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
 page = st.navigation(PAGES)
 ui.sidebar()
+if page.title != "Translate":  # the Translate page shows both itself
+    ui.sentence_banner()
 page.run()

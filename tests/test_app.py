@@ -17,6 +17,7 @@ from app.figures import plot_text
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 PAGES = [
+    "story",
     "translate",
     "tokenization",
     "embeddings",
@@ -38,8 +39,7 @@ def app(tiny_model_dir, monkeypatch):
     def open_page(page: str = "translate", **query: str) -> AppTest:
         at = AppTest.from_file(MAIN, default_timeout=120)
         at.query_params.update(query)
-        if page != "translate":
-            at.switch_page(f"views/{page}.py")
+        at.switch_page(f"views/{page}.py")
         return at.run()
 
     return open_page
@@ -359,10 +359,9 @@ def test_a_bug_is_not_mistaken_for_bad_input(app, monkeypatch):
 
 def test_missing_model_is_a_clear_message(app, monkeypatch, tmp_path):
     monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tmp_path / "nowhere"))
-    for page in ("translate", "model"):
+    for page in ("story", "translate", "model"):
         at = AppTest.from_file(MAIN, default_timeout=60)
-        if page != "translate":
-            at.switch_page(f"views/{page}.py")
+        at.switch_page(f"views/{page}.py")
         at.run()
         assert_fine(at)
         assert "No usable model" in at.error[0].value and "ATTENTION_LAB_MODEL" in at.error[0].value

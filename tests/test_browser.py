@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from core.ablation import Head, intervened_translator
 from support.browser import (
     CHART,
     CHROMIUM,
@@ -25,11 +26,14 @@ from tests.screenshots import VIEWS, take_screenshots
 pytestmark = pytest.mark.browser
 
 TITLES = [
+    "Story: start here",
     "Tokenization",
     "Embeddings & positional encoding",
     "Attention",
     "Masking",
     "Beam search",
+    "Heads lab",
+    "Explain",
     "Training dynamics",
     "Model",
     "Translate",
@@ -74,7 +78,7 @@ def page():
 
 
 def test_translate_click_through_every_page_and_step(server, page, translator, tmp_path):
-    page.goto(server)
+    page.goto(f"{server}/translate")
     page.wait_for_selector(CHART)
     sentence = "The happy child reads a book."
     set_sentence(page, sentence)
@@ -174,7 +178,7 @@ def test_clicking_a_grid_tile_opens_that_head_large(server, page):
 
 
 def test_user_text_is_shown_as_text(server, page):
-    page.goto(server)
+    page.goto(f"{server}/translate")
     wait_for_app(page)
     text = "<b>bold</b> **strong** <img src=x onerror=alert(1)>"
     dialogs = []
@@ -196,3 +200,39 @@ def test_screenshots_of_the_main_views(server, page, tmp_path):
     files = take_screenshots(page, server, tmp_path)
     assert [f.stem for f in files] == [name for name, _, _ in VIEWS]
     assert all(f.stat().st_size > 20_000 for f in files)
+
+
+def test_the_story_steps_with_the_arrow_keys(server, page):
+    page.goto(server)  # the story is the start page
+    page.wait_for_selector("h2:has-text('1 · Pieces')")
+    wait_for_app(page)
+    for title in ("2 · Positions", "3 · Self-attention"):
+        page.locator("h1").first.click()  # keys go to the page, not to a text box
+        page.keyboard.press("ArrowRight")
+        page.wait_for_selector(f"h2:has-text('{title}')")
+        wait_for_app(page)
+    assert re.search(r"[?&]story=2\b", page.url)
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_selector("h2:has-text('2 · Positions')")
+    assert not page.locator("[data-testid='stException']").count()
+
+
+def test_heads_switched_off_in_the_heads_lab_change_the_translation(server, page, translator):
+    sentence = "The dog runs in the park."
+    page.goto(f"{server}/head_lab?text=The+dog+runs+in+the+park.")
+    page.wait_for_selector(CHART)
+    wait_for_app(page)
+    heads = ["enc L1 H1", "enc L1 H2", "cross L2 H1"]
+    box = page.get_by_role("combobox", name="Heads to change")
+    for head in heads:
+        box.click()
+        box.fill(head)
+        page.keyboard.press("Enter")
+        wait_for_app(page)
+    page.keyboard.press("Escape")
+    page.wait_for_selector("text=3 head(s) switched off (output 0)")
+    changed = intervened_translator(translator, [Head.parse(head) for head in heads])
+    expected = changed.translate(sentence, "de", 4, 0.6).text
+    codes = page.locator("[data-testid='stCode'] code").all_inner_texts()
+    assert translator.translate(sentence, "de", 4, 0.6).text in codes and expected in codes
+    assert not page.locator("[data-testid='stException']").count()

@@ -1,0 +1,99 @@
+"""The guided story: from pieces to a translation, one short screen per idea, on the user's own
+sentence. ← and → step through it (for use from the lectern)."""
+
+import streamlit as st
+
+from app import figures, state, ui
+from app.story import STEPS, alignment, answer, largest_masked_weight, question_word
+
+
+def move(delta: int) -> None:
+    current = st.session_state.get("story", 0)
+    st.session_state.story = min(max(current + delta, 0), len(STEPS) - 1)
+
+
+st.title("Story: how a Transformer translates your sentence")
+analysis = state.analysis()
+result = analysis.result
+step = ui.pick("Step", range(len(STEPS)), "story", 0, lambda i: f"{i + 1} · {STEPS[i].title}")
+back, forward, _ = st.columns([1, 1, 4])
+back.button("◀ Back", shortcut="Left", on_click=move, args=(-1,), disabled=step == 0)
+forward.button(
+    "Next ▶", shortcut="Right", on_click=move, args=(1,), disabled=step == len(STEPS) - 1
+)
+st.caption("Keys ← and → step through the story.")
+
+st.header(f"{step + 1} · {STEPS[step].title}")
+st.markdown(f"**What to notice.** {STEPS[step].notice}")
+if step == 0:
+    ui.chart(
+        figures.token_chips(result.source_tokens, result.source_ids, analysis.source_kinds),
+        "story-pieces",
+    )
+elif step == 1:
+    ui.chart(
+        figures.positional_heatmap(
+            result.embeddings.source_position,
+            result.source_tokens,
+            "Positional encoding added to each source piece",
+        ),
+        "story-positions",
+    )
+elif step == 2:
+    words = result.word_attention.encoder
+    query = question_word(words)
+    word = words.query_labels[query]
+    others = [label for i, label in enumerate(words.key_labels) if i != query]
+    guess = st.radio(
+        f"Predict first: which word will “{word}” attend to most, in its strongest head?",
+        others,
+        index=None,
+        key=f"guess-{word}",
+        horizontal=True,
+    )
+    if guess is not None:
+        found = answer(words, query)
+        verdict = "Right" if guess == found.key_label else "Not quite"
+        st.info(
+            f"{verdict}: encoder layer {found.layer + 1}, head {found.head + 1} puts "
+            f"{found.weight:.0%} of “{word}”'s attention on “{found.key_label}”."
+        )
+        title = f"Encoder self-attention, layer {found.layer + 1}, head {found.head + 1}"
+        ui.chart(figures.attention_map(words, found.layer, found.head, title), "story-self")
+elif step == 3:
+    decoder = result.attention.decoder
+    title = "Decoder masked self-attention, last layer, average of the heads"
+    last_layer = decoder.weights.shape[0] - 1
+    ui.chart(figures.attention_map(decoder, last_layer, None, title), "story-mask")
+    st.caption(ui.DECODER_ROWS)
+    st.metric(
+        "Largest weight above the diagonal, any layer and head",
+        f"{largest_masked_weight(decoder):.1f}",
+        help="Exactly 0: softmax of -inf is 0.",
+    )
+elif step == 4:
+    cross = result.word_attention.cross
+    title = "Cross-attention in words, last layer, average of the heads"
+    ui.chart(figures.attention_map(cross, cross.weights.shape[0] - 1, None, title), "story-cross")
+    ui.table(
+        [
+            {"translation row": row, "looks most at": source, "weight": weight}
+            for row, source, weight in alignment(cross)
+        ],
+        {"weight": "%.2f"},
+    )
+else:
+    detokenize = state.translator().tokenizer.decode
+    ui.table(
+        [
+            {
+                "finished hypothesis": detokenize(hypothesis.tokens),
+                "log P": hypothesis.score,
+                "ranked by": hypothesis.normalized(state.settings().alpha),
+            }
+            for hypothesis in result.finished
+        ],
+        {"log P": "%.3f", "ranked by": "%.3f"},
+    )
+    st.text(f"Chosen: {result.text}")
+st.page_link(STEPS[step].page, label=f"The full page on {STEPS[step].title.lower()}", icon="➡️")

@@ -1,0 +1,50 @@
+"""The guided story: every step opens on the user's sentence, the arrow keys' buttons step through
+it, the prediction is revealed from the model's own attention, and the facts it states are the
+model's."""
+
+import numpy as np
+import pytest
+
+from app.story import STEPS, alignment, answer, largest_masked_weight, question_word
+from tests.test_app import app  # noqa: F401 (the fixture)
+
+ANIMAL = "The animal didn't cross the street because it was too tired."
+
+
+def test_the_story_is_the_start_page_and_steps_with_the_arrow_buttons(app):  # noqa: F811
+    at = app("story", text=ANIMAL)
+    assert not at.exception
+    assert at.segmented_control(key="story").value == 0
+    for expected in range(1, len(STEPS)):
+        next(button for button in at.button if button.label == "Next ▶").click().run()
+        assert not at.exception, [error.message for error in at.exception]
+        assert at.segmented_control(key="story").value == expected
+        assert at.header[0].value.startswith(f"{expected + 1} · {STEPS[expected].title}")
+    assert next(button for button in at.button if button.label == "Next ▶").disabled
+    next(button for button in at.button if button.label == "◀ Back").click().run()
+    assert at.segmented_control(key="story").value == len(STEPS) - 2
+
+
+def test_the_prediction_is_revealed_from_the_models_attention(app, translator):  # noqa: F811
+    at = app("story", text=ANIMAL, story="2")
+    words = translator.translate(ANIMAL, "de", 4, 0.6, trace=True).word_attention.encoder
+    query = question_word(words)
+    assert words.query_labels[query] == "it"
+    found = answer(words, query)
+    at.radio(key="guess-it").set_value(found.key_label).run()
+    assert not at.exception
+    assert at.info[0].value.startswith("Right: encoder layer")
+    assert f"{found.weight:.0%}" in at.info[0].value
+
+
+def test_the_facts_the_story_states_are_read_off_the_attention(translator):
+    result = translator.translate(ANIMAL, "fr", 4, 0.6, trace=True)
+    assert largest_masked_weight(result.attention.decoder) == 0.0
+    cross = result.word_attention.cross
+    pairs = alignment(cross)
+    assert len(pairs) == len(cross.query_labels)
+    last = cross.weights[-1].mean(axis=0)
+    for row, (label, source, weight) in enumerate(pairs):
+        assert label == cross.query_labels[row]
+        assert weight == pytest.approx(last[row].max())
+        assert source == cross.key_labels[int(np.argmax(last[row]))]
