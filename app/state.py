@@ -253,6 +253,12 @@ def translator() -> Translator:
         st.stop()
 
 
+def current() -> tuple[str, str, str, int, float]:
+    """The cache key of the sentence on screen: model path, text, target, beam, alpha."""
+    now = settings()
+    return str(model_dir()), now.text, now.to, now.beam, now.alpha
+
+
 def analysis(text: str | None = None) -> Analysis:
     """The analysis of the current settings (or of another ``text`` with them), or a message
     about the input (and the page stops)."""

@@ -164,6 +164,17 @@ def layer_count(model: Transformer, kind: str) -> int:
     return config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
 
 
+def all_heads(translator: Translator) -> list[Head]:
+    """Every head of the model, kind by kind ("encoder", "decoder", "cross"), layer by layer."""
+    model = translator.model
+    return [
+        Head(kind, layer, head)
+        for kind in KINDS
+        for layer in range(layer_count(model, kind))
+        for head in range(model.config.n_heads)
+    ]
+
+
 @torch.inference_mode()
 def head_importance(translator: Translator, result: Translation, kind: str) -> np.ndarray:
     """Importance of every head of one kind for ``result`` (layers, heads): the drop in the

@@ -51,7 +51,13 @@ from pathlib import Path
 
 import numpy as np
 
-from core.ablation import KINDS, Head, head_importance, intervened_translator, layer_count
+from core.ablation import (
+    KINDS,
+    Head,
+    all_heads,
+    head_importance,
+    intervened_translator,
+)
 from core.checkpoint import MODEL_FILE, CheckpointError, atomic_write
 from core.head_statistics import mean_over_sentences
 from core.scoring import score_translations
@@ -125,17 +131,6 @@ def sample_sha256(pairs: Sequence[SamplePair]) -> str:
     """A fingerprint of the sample's text (target, source, reference of every pair, in order)."""
     text = json.dumps([[p.target, p.source, p.reference] for p in pairs], ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def all_heads(translator: Translator) -> list[Head]:
-    """Every head of the model, kind by kind ("encoder", "decoder", "cross"), layer by layer."""
-    model = translator.model
-    return [
-        Head(kind, layer, head)
-        for kind in KINDS
-        for layer in range(layer_count(model, kind))
-        for head in range(model.config.n_heads)
-    ]
 
 
 def pruning_counts(total_heads: int) -> list[int]:

@@ -17,13 +17,12 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core import CheckpointError
-from core.ablation import KINDS, head_importance, intervened_translator
+from core.ablation import KINDS, all_heads, head_importance, intervened_translator
 from core.checkpoint import MODEL_FILE, TEMPORARY_SUFFIX, load_model, save_model
 from core.head_statistics import head_statistics
 from core.head_survey import (
     HEADS_FILE,
     SamplePair,
-    all_heads,
     file_sha256,
     is_current,
     load_survey,

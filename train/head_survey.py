@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from core.ablation import all_heads
 from core.checkpoint import MODEL_FILE, CheckpointError
 from core.cli import finite_float, positive_int, whole_number
 from core.head_survey import (
@@ -29,7 +30,6 @@ from core.head_survey import (
     HEADS_FILE,
     LENGTH_PENALTY,
     SamplePair,
-    all_heads,
     check_counts,
     file_sha256,
     pruning_counts,

@@ -4,7 +4,7 @@ and minimal pairs, two sentences a word apart, side by side."""
 import streamlit as st
 
 from app import figures, state, ui
-from core.ablation import INTERVENTIONS, KINDS, Head
+from core.ablation import INTERVENTIONS, Head, all_heads
 from core.attribution import IG_STEPS, rank_agreement
 from core.head_focus import rank_heads
 from core.minimal_pairs import PAIRS, partner, word_changes
@@ -47,9 +47,7 @@ position = st.selectbox(
     bind="query-params",
     help="Each decoder position reads one piece and predicts the next.",
 )
-lenses = state.cached_lenses(
-    str(state.model_dir()), settings.text, settings.to, settings.beam, settings.alpha, position
-)
+lenses = state.cached_lenses(*state.current(), position)
 title = f"Why “{lenses.predicted}”? Every lens over the source pieces"
 ui.chart(figures.lens_map(lenses.values, lenses.source_labels, title), f"lenses-{position}")
 st.caption(
@@ -65,9 +63,7 @@ ui.chart(
 st.markdown(READING_GUIDE)
 
 st.header("Why this piece rather than another?")
-alternatives = state.cached_alternatives(
-    str(state.model_dir()), settings.text, settings.to, settings.beam, settings.alpha, position
-)
+alternatives = state.cached_alternatives(*state.current(), position)
 foil = st.selectbox(
     "Instead of",
     [piece for piece, _, _ in alternatives],
@@ -76,11 +72,7 @@ foil = st.selectbox(
     help="The pieces the model found likeliest after the one it chose.",
 )
 found = state.cached_contrast(
-    str(state.model_dir()),
-    settings.text,
-    settings.to,
-    settings.beam,
-    settings.alpha,
+    *state.current(),
     position,
     foil,
 )
@@ -102,12 +94,7 @@ st.caption(
 st.header("Intervene: change one head, watch this word")
 cross = result.attention.cross
 top_head = rank_heads(cross, position)[0]  # the cross head most focused for this word
-options = [
-    Head(kind, layer, head).name
-    for kind in KINDS
-    for layer in range(getattr(result.attention, kind).weights.shape[0])
-    for head in range(cross.weights.shape[1])
-]
+options = [head.name for head in all_heads(state.translator())]
 default = Head("cross", top_head.layer, top_head.head).name
 if st.session_state.get("probe", default) not in options:
     del st.session_state["probe"]
@@ -124,11 +111,7 @@ with right:
         format_func=INTERVENTIONS.get,
     )
 shift, changed = state.cached_word_shift(
-    str(state.model_dir()),
-    settings.text,
-    settings.to,
-    settings.beam,
-    settings.alpha,
+    *state.current(),
     position,
     head_name,
     how,

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from app import figures, state, ui
-from core.ablation import INTERVENTIONS, KINDS, Head
+from core.ablation import INTERVENTIONS, all_heads
 from core.head_focus import rank_heads
 from core.head_statistics import (
     ALIGNMENT_THRESHOLD,
@@ -121,9 +121,7 @@ if survey is not None and not current:
     )
 
 st.header("Which heads matter for this sentence")
-importance = state.cached_importance(
-    str(state.model_dir()), settings.text, settings.to, settings.beam, settings.alpha, kind
-)
+importance = state.cached_importance(*state.current(), kind)
 ui.chart(
     figures.head_dashboard(
         importance,
@@ -166,13 +164,7 @@ else:
     )
 
 st.header("Switch heads off, or change their attention")
-n_layers, n_heads = pieces.weights.shape[:2]
-options = [
-    Head(name, layer, head).name
-    for name in KINDS
-    for layer in range(n_layers)
-    for head in range(n_heads)
-]
+options = [head.name for head in all_heads(state.translator())]
 how = ui.pick("Intervention", list(INTERVENTIONS), "how", format_func=INTERVENTIONS.get)
 chosen = st.multiselect(
     "Heads to change",
@@ -186,11 +178,7 @@ chosen = st.multiselect(
 )
 if chosen:
     outcome = state.cached_intervention(
-        str(state.model_dir()),
-        settings.text,
-        settings.to,
-        settings.beam,
-        settings.alpha,
+        *state.current(),
         tuple(sorted(chosen)),
         how,
     )
