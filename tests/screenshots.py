@@ -17,17 +17,20 @@ from core import DEFAULT_MODEL
 from support.browser import CHART, ROOT, app_server, chromium_page, wait_for_app
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
+REFERENCE = "Das Tier überquerte die Straße nicht, weil es zu müde war."
 # (file name, page path, query): what the README shows
 VIEWS = [
-    ("translate", "", {"ref": "Das Tier überquerte die Straße nicht, weil es zu müde war."}),
+    ("story", "", {"story": "4"}),
+    ("translate", "translate", {"ref": REFERENCE}),
     ("tokenization", "tokenization", {}),
     ("embeddings", "embeddings", {}),
     ("attention", "attention", {"kind": "cross", "head": "avg", "words": "true"}),
     ("attention-grid", "attention", {"view": "All layers and heads"}),
     ("masking", "masking", {}),
     ("beam-search", "beam_search", {"step": "3"}),
+    ("heads-lab", "head_lab", {"kind": "cross", "over": "sample"}),
     # a step the tiny test model lacks falls back to its final model
-    ("training", "training", {"kind": "cross", "layer": "5", "head": "6", "snapshot": "3000"}),
+    ("training", "training", {"kind": "cross", "layer": "3", "head": "4", "snapshot": "3000"}),
     ("model", "model", {}),
 ]
 

@@ -129,14 +129,16 @@ def test_training_dynamics_steps_back_through_the_snapshots(server, page):
     page.goto(f"{server}/training?kind=cross")
     page.wait_for_selector(CHART)
     assert chart_title(page).startswith(f"Step {FINAL_STEP}:")
-    final_translation = page.locator("[data-testid='stText']").first.inner_text()
+    # the page's first text follows the banner's sentence and translation
+    snapshot_text = page.locator("[data-testid='stMain'] [data-testid='stText']").nth(2)
+    final_translation = snapshot_text.inner_text()
     earlier = page.get_by_role("button", name="◀ Earlier")
     for step in reversed(EARLY_STEPS):
         earlier.click()
         wait_for_app(page)
         assert chart_title(page).startswith(f"Step {step}:")
         assert re.search(rf"[?&]snapshot={step}\b", page.url)
-    assert page.locator("[data-testid='stText']").first.inner_text() != final_translation
+    assert snapshot_text.inner_text() != final_translation
     assert not page.locator("[data-testid='stException']").count()
 
 
@@ -222,6 +224,10 @@ def test_heads_switched_off_in_the_heads_lab_change_the_translation(server, page
     page.goto(f"{server}/head_lab?text=The+dog+runs+in+the+park.")
     page.wait_for_selector(CHART)
     wait_for_app(page)
+    page.get_by_role("combobox", name="Word that attends").click()
+    page.get_by_role("option", name="runs", exact=True).click()
+    wait_for_app(page)
+    page.wait_for_selector(".gtitle:has-text('Where “runs” looks')")
     heads = ["enc L1 H1", "enc L1 H2", "cross L2 H1"]
     box = page.get_by_role("combobox", name="Heads to change")
     for head in heads:
