@@ -89,3 +89,8 @@ def plotted(values) -> np.ndarray:
         flat = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
         return flat.reshape(shape)
     return np.asarray(values)
+
+
+def chart_specs(at) -> list[dict]:
+    """The Plotly figures an AppTest run drew, as the JSON the browser receives."""
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from app import state
 from app.analysis import MAX_CHARS
 from app.figures import plot_text
+from tests.conftest import chart_specs as charts
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 PAGES = [
@@ -43,10 +44,6 @@ def app(tiny_model_dir, monkeypatch):
         return at.run()
 
     return open_page
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
 def titles(at: AppTest) -> list[str]:

@@ -1,6 +1,5 @@
 """Heads lab: the ranking of heads for a word, the dashboard, and switching heads off live."""
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +11,7 @@ from core import DEFAULT_MODEL, Translator
 from core.ablation import Head, head_importance, intervened_translator
 from core.head_focus import rank_heads
 from core.head_statistics import head_roles, head_statistics
-from tests.conftest import plotted
+from tests.conftest import chart_specs, plotted
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 ANIMAL = "The animal didn't cross the street because it was too tired."
@@ -60,10 +59,6 @@ def page(tiny_model_dir, monkeypatch):
     at.query_params["text"] = ANIMAL
     at.switch_page("views/head_lab.py")
     return at.run()
-
-
-def chart_specs(page) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in page.get("plotly_chart")]
 
 
 def test_the_page_ranks_heads_for_a_word_and_switches_heads_off(page, translator):

@@ -36,7 +36,7 @@ from core.head_survey import (
 from core.model import Transformer
 from core.scoring import score_translations
 from support.tiny_corpus import tiny_corpus
-from tests.conftest import TINY, plotted
+from tests.conftest import TINY, chart_specs, plotted
 from tests.training import write_tiny_data
 from train.data import load_corpus
 from train.head_survey import main, validation_sample
@@ -370,7 +370,3 @@ def test_the_heads_lab_draws_the_survey_and_says_when_it_is_stale(
     save_model(model, model_dir / MODEL_FILE)
     at.run()
     assert [warning for warning in at.warning if "earlier model" in warning.value]
-
-
-def chart_specs(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
