@@ -30,12 +30,18 @@ KIND_COLOURS = {
     "byte": "#fc9272",
 }
 MINUS_INF = "−∞"
+SENTENCEPIECE_WORD_START = "▁"
+# ▁ (U+2581, a block element) is drawn as a heavy underline that reads like part of the word; a
+# middle dot marks the word start as lightly as editors mark a space.
+WORD_START = "·"
 GRID_HOVER_CELLS = 40_000  # model view cells that get token names on hover
 
 
 def plot_text(text: str) -> str:
-    """Text shown literally by plotly: & < > as entities."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text shown literally by plotly: & < > as entities, and SentencePiece's word-start mark ▁
+    as WORD_START (core's labels keep ▁: they are the data; this is only how they are drawn)."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escaped.replace(SENTENCEPIECE_WORD_START, WORD_START)
 
 
 def _labels(tokens: Sequence[str]) -> list[str]:
@@ -124,7 +130,8 @@ def heatmap(
         trace.update(text=np.where(np.isneginf(z), MINUS_INF, ""), texttemplate="%{text}")
     fig = go.Figure(trace)
     fig.update_layout(
-        title=plot_text(title),
+        # "container" with automargin: the title keeps clear of the tick labels on top
+        title={"text": plot_text(title), "yref": "container", "automargin": True},
         height=_height(n_rows),
         plot_bgcolor="#f3f3f3",
         xaxis={"title": axis_names[1], "side": "top"},
@@ -964,6 +971,51 @@ def agreement_map(names: Sequence[str], agreement: np.ndarray) -> go.Figure:
     )
 
 
+def difference_map(
+    first: np.ndarray,
+    second: np.ndarray,
+    source_labels: Sequence[str],
+    row_names: tuple[str, str],
+    title: str,
+) -> go.Figure:
+    """One output word of two sentences over their aligned source words: above, where it looks in
+    each (weights, 0..1); below, second minus first on a diverging scale symmetric about 0."""
+    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    difference = second - first
+    bound = max(float(np.abs(difference).max(initial=0.0)), 1e-6)
+    columns = np.arange(len(source_labels))
+    words = np.array(_labels(source_labels), dtype=str)
+    panels = [  # (rows, names, colour scale, zmin, zmax, colour bar title)
+        (np.stack([first, second]), row_names, ATTENTION_SCALE, 0.0, 1.0, "weight"),
+        (difference[None], ("second − first",), DIVERGING_SCALE, -bound, bound, "change"),
+    ]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[2, 1])
+    for row, (z, names, scale, low, high, name) in enumerate(panels, start=1):
+        labels = np.array(_labels(names), dtype=str)
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=columns,
+                y=np.arange(len(names)),
+                colorscale=scale,
+                zmin=low,
+                zmax=high,
+                colorbar={"title": {"text": name}, "y": 0.72 if row == 1 else 0.15, "len": 0.4},
+                customdata=np.char.add(np.char.add(labels[:, None], "<br>"), words[None, :]),
+                hovertemplate=f"%{{customdata}}<br>{name} %{{z:.4f}}<extra></extra>",
+                texttemplate="%{z:.2f}",
+            ),
+            row=row,
+            col=1,
+        )
+        fig.update_yaxes(
+            tickvals=list(range(len(names))), ticktext=list(labels), autorange="reversed", row=row
+        )
+    fig.update_xaxes(tickvals=list(columns), ticktext=list(words), tickangle=-60, row=2)
+    fig.update_layout(title=plot_text(title), height=380, margin={"l": 200, "t": 80})
+    return fig
+
+
 # --------------------------------------------------------------------------------------------------
 # Heads lab
 # --------------------------------------------------------------------------------------------------
@@ -1010,6 +1062,68 @@ def focus_bars(labels: Sequence[str], weights: Sequence[float], title: str) -> g
         xaxis={"title": "weight on the top key", "range": [0, 1]},
         yaxis={"autorange": "reversed"},
         margin={"l": 260},
+    )
+    return fig
+
+
+LINE_MAX_WIDTH = 8  # px, of a line carrying weight 1 in attention_lines
+
+
+def attention_lines(
+    attention: LabelledAttention, layer: int, head: int, query: int, title: str
+) -> go.Figure:
+    """BertViz's "head view" for one word: the queries in a column on the left, the keys on the
+    right, and a line from query ``query`` to every key whose width (LINE_MAX_WIDTH x weight) and
+    opacity are its weight in head (``layer``, ``head``), counted from 0. A line per key, each
+    with customdata (key, weight), in key order after the two columns of labels."""
+    queries, keys = attention.query_labels, attention.key_labels
+    row = attention.weights[layer, head, query]  # (K,)
+    colours = [STATUS_COLOURS["finished"] if i == query else "#444444" for i in range(len(queries))]
+    columns = [
+        go.Scatter(
+            x=[0] * len(queries),
+            y=list(range(len(queries))),
+            text=_labels(queries),
+            mode="text",
+            textposition="middle left",
+            textfont={"color": colours},
+            hoverinfo="skip",
+            name="queries",
+        ),
+        go.Scatter(
+            x=[1] * len(keys),
+            y=list(range(len(keys))),
+            text=_labels(keys),
+            mode="text",
+            textposition="middle right",
+            textfont={"color": "#444444"},
+            hoverinfo="skip",
+            name="keys",
+        ),
+    ]
+    query_label = plot_text(queries[query])
+    lines = [
+        go.Scatter(
+            x=[0, 1],
+            y=[query, key],
+            mode="lines",
+            line={"width": LINE_MAX_WIDTH * float(weight), "color": "#08519c"},
+            opacity=float(weight),
+            customdata=[[key, float(weight)]] * 2,
+            hovertemplate=f"{query_label} → {plot_text(keys[key])}<br>weight %{{customdata[1]:.4f}}"
+            "<extra></extra>",
+            name=f"key {key}",
+        )
+        for key, weight in enumerate(row)
+    ]
+    fig = go.Figure([*columns, *lines])
+    fig.update_layout(
+        title=plot_text(title),
+        height=_height(max(len(queries), len(keys)), per_row=24),
+        showlegend=False,
+        plot_bgcolor="rgba(0,0,0,0)",
+        xaxis={"visible": False, "range": [-1.2, 2.2]},
+        yaxis={"visible": False, "autorange": "reversed"},
     )
     return fig
 

@@ -24,8 +24,9 @@ STEPS = [
         "Pieces",
         "views/tokenization.py",
         "The model never sees words: SentencePiece cuts the sentence into pieces from one "
-        "vocabulary shared by English, German and French. ▁ starts a word; a rare word is "
-        "spelled in several pieces. The tag in front says which language to write, `</s>` ends.",
+        "vocabulary shared by English, German and French. · (SentencePiece's ▁) starts a word; "
+        "a rare word is spelled in several pieces. The tag in front says which language to "
+        "write, `</s>` ends.",
     ),
     Step(
         "Positions",

@@ -7,22 +7,19 @@ through markdown or HTML."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import state
+from app import presentation, slides, state
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import LANGUAGES, CheckpointError, InputError
+from core.labelled_attention import LabelledAttention
 from core.snapshots import SnapshotView, list_snapshots
 
-PRESENTATION_CSS = "<style>html { font-size: 22px; }</style>"
-ATTENTION_KINDS = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Decoder masked self-attention",
-    "cross": "Cross-attention",
-}
+ATTENTION_KINDS = slides.ATTENTION_KINDS
 DECODER_ROWS = (
     "A decoder row is the position that reads a piece and predicts the next: `<s> → Sie` reads "
     "`<s>` and predicts Sie, and the last row predicts `</s>`."
@@ -73,18 +70,27 @@ def sidebar() -> None:
             help="Hypotheses are ranked by log P / ((5 + length) / 6)^α; 0 ranks by log P.",
         )
         st.divider()
-        st.toggle("Presentation mode", value=DEFAULTS.present, key="present", bind="query-params")
+        st.toggle(
+            "Presentation mode",
+            value=DEFAULTS.present,
+            key="present",
+            bind="query-params",
+            help="For a projector: the sentence in large type, each figure fitted to the screen, "
+            "the sidebar and the pages' controls hidden. Open the sidebar (») to leave it.",
+        )
         pick(
             "Save charts as",
             ["png", "svg"],
             "img",
             DEFAULTS.img,
             str.upper,
-            help="The camera icon above each chart downloads it in this format.",
+            help="The camera icon above each chart, and the Figure for slides button under it, "
+            "download it in this format, with its caption.",
         )
         st.caption("The address bar holds this view: copy it to share exactly what is on screen.")
     if settings().present:
-        st.html(PRESENTATION_CSS)
+        st.set_page_config(initial_sidebar_state="collapsed")
+        st.html(presentation.CSS)
 
 
 def sentence_banner() -> None:
@@ -98,21 +104,55 @@ def sentence_banner() -> None:
         ).result
     except (InputError, CheckpointError):
         return
-    source, target = st.columns(2)
+    source, target = st.container(key="sentence-banner").columns(2)
     source.caption("English")
     source.text(current.text)
     target.caption(LANGUAGES[current.to])
     target.text(result.text)
 
 
-def chart(fig: go.Figure, name: str, on_select: Callable[[list[dict]], None] | None = None) -> None:
-    """A plotly chart whose camera button saves ``attention-lab-<name>`` as PNG or SVG. With
-    ``on_select``, clicking a point selects it (selection_mode "points"), and before the rerun
-    that follows, on_select gets the selected points as Streamlit reports them (dicts with
-    curve_number, point_index, x, y, customdata, ...; an empty list when a click deselects)."""
+def _translation_and_model(
+    path: str, text: str, to: str, beam: int, alpha: float
+) -> tuple[str, str]:
+    """The translation and the model's name, for captions (the analysis is shared, not copied:
+    reading it is cheap)."""
+    try:
+        translation = state.cached_analysis(path, text, to, beam, alpha).result.text
+        card = state.load_translator(path).card
+    except (InputError, CheckpointError):
+        return "", Path(path).name
+    return translation, slides.model_name(card, Path(path).name)
+
+
+def sentence_caption(**details: Any) -> slides.Caption:
+    """The caption of a chart about the sentence on screen: its sentence, translation and model,
+    with ``details``, the other fields of slides.Caption that the page knows (kind, layer, head,
+    training_step, search_step, word, heads_changed, change, computed_on)."""
     s = settings()
+    translation, model = _translation_and_model(
+        str(state.model_dir()), s.text, s.to, s.beam, s.alpha
+    )
+    return slides.Caption(s.text, translation, s.to, model, **details)
+
+
+def chart(
+    fig: go.Figure,
+    name: str,
+    on_select: Callable[[list[dict]], None] | None = None,
+    caption: slides.Caption | None = None,
+) -> None:
+    """A plotly chart with its caption drawn in (``caption``, else :func:`sentence_caption`),
+    whose camera button, and the "Figure for slides" button under it, save
+    ``attention-lab-<name>`` as a 1920 x 1080 PNG or as SVG. With ``on_select``, clicking a point
+    selects it (selection_mode "points"), and before the rerun that follows, on_select gets the
+    selected points as Streamlit reports them (dicts with curve_number, point_index, x, y,
+    customdata, ...; an empty list when a click deselects)."""
+    s = settings()
+    slides.add_caption(fig, caption or sentence_caption())
+    height = "content"
     if s.present:
-        fig.update_layout(font={"size": 20}, height=int((fig.layout.height or 450) * 1.3))
+        st.html(presentation.fit(fig, name))
+        height = "stretch"
     key = f"chart-{name}"
     selection: dict[str, Any] = {}
     if on_select is not None:
@@ -123,15 +163,29 @@ def chart(fig: go.Figure, name: str, on_select: Callable[[list[dict]], None] | N
     st.plotly_chart(
         fig,
         key=key,
+        height=height,
         config={
             "displaylogo": False,
-            "toImageButtonOptions": {
-                "format": s.img,
-                "filename": f"attention-lab-{name}",
-                "scale": 2,
-            },
+            "toImageButtonOptions": slides.export_options(name, s.img),
         },
         **selection,
+    )
+    if not s.present:  # a projected view shows figures, not export buttons
+        st.html(slides.export_button(name, s.img), unsafe_allow_javascript=True)
+
+
+def attention_download(attention: LabelledAttention, caption: slides.Caption, name: str) -> None:
+    """A button that downloads ``attention`` with its labels and caption as JSON
+    (slides.attention_json), written only when clicked."""
+    st.download_button(
+        "Download the attention weights (JSON)",
+        lambda: slides.attention_json(attention, caption),
+        file_name=f"attention-lab-{name}.json",
+        mime="application/json",
+        key=f"json-{name}",
+        on_click="ignore",
+        help="Every layer and head of this kind, with the row and column labels and the caption, "
+        "for redrawing the figures elsewhere.",
     )
 
 

@@ -32,6 +32,15 @@ def length_penalty(length: int, alpha: float) -> float:
     return ((5 + length) / 6) ** alpha
 
 
+def first_divergence(first: Sequence[int | str], second: Sequence[int | str]) -> int | None:
+    """The first position where two outputs differ (one ending early counts), None when they are
+    the same: where greedy and beam search part ways."""
+    for position, (a, b) in enumerate(zip(first, second)):
+        if a != b:
+            return position
+    return None if len(first) == len(second) else min(len(first), len(second))
+
+
 def max_output_length(source_length: int, max_len: int) -> int:
     """Output budget in tokens (eos included): 1.5 x the source + 10, within the model's max_len."""
     return min(int(OUTPUT_PER_SOURCE_TOKEN * source_length) + OUTPUT_SLACK, max_len - 1)

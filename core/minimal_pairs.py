@@ -5,7 +5,12 @@ translation and to the attention is a live experiment rather than a claim."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from difflib import SequenceMatcher
+
+import numpy as np
+
+from core.labelled_attention import LabelledAttention
 
 # The lecture's coreference pair: German "es" (das Tier) against "sie" (die Straße).
 COREFERENCE_PAIR = (
@@ -48,3 +53,55 @@ def partner(text: str) -> str:
         if text.strip() in (first, second):
             return first if text.strip() == second else second
     return COREFERENCE_PAIR[1]
+
+
+def aligned_words(first: Sequence[str], second: Sequence[str]) -> list[tuple[int, int]]:
+    """Positions (i, j) of the words that correspond in two word sequences: equal words, and the
+    words of a changed stretch paired in order when both sides have as many (tired. / wide.).
+    Inserted, deleted and unevenly changed words have no partner."""
+    matcher = SequenceMatcher(a=list(first), b=list(second), autojunk=False)
+    return [
+        pair
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1)
+        for pair in zip(range(i1, i2), range(j1, j2))
+    ]
+
+
+@dataclass(frozen=True)
+class AttentionDifference:
+    """Where one output word looks in each sentence of a pair, over the source words the two
+    sentences share (aligned_words), and the second minus the first."""
+
+    source_labels: list[str]  # "tired." where both read it, "tired. / wide." where they differ
+    first: np.ndarray  # (K,) the first sentence's weights on the aligned source words
+    second: np.ndarray  # (K,)
+
+    @property
+    def difference(self) -> np.ndarray:
+        return self.second - self.first
+
+
+def attention_difference(
+    first: LabelledAttention,
+    second: LabelledAttention,
+    rows: tuple[int, int],
+    layer: int | None = None,
+) -> AttentionDifference:
+    """The cross-attention (L, H, Q, K; queries are output words, keys source words) of row
+    ``rows[0]`` of the first sentence and ``rows[1]`` of the second, averaged over the heads of
+    ``layer`` (counted from 0) or over every layer and head with None, on the aligned source
+    words. Source words without a partner are left out, so a row may sum to less than 1."""
+    layers = slice(None) if layer is None else slice(layer, layer + 1)
+    first_row = first.weights[layers, :, rows[0]].mean(axis=(0, 1))  # (K1,)
+    second_row = second.weights[layers, :, rows[1]].mean(axis=(0, 1))  # (K2,)
+    columns = aligned_words(first.key_labels, second.key_labels)
+    labels = [
+        a if a == b else f"{a} / {b}"
+        for a, b in ((first.key_labels[i], second.key_labels[j]) for i, j in columns)
+    ]
+    return AttentionDifference(
+        labels,
+        first_row[[i for i, _ in columns]],
+        second_row[[j for _, j in columns]],
+    )

@@ -7,11 +7,12 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
-from app import state
+from app import presentation, state
 from app.analysis import MAX_CHARS
 from app.figures import plot_text
 from tests.conftest import chart_specs as charts
@@ -27,6 +28,7 @@ PAGES = [
     "beam_search",
     "head_lab",
     "explain",
+    "compare",
     "training",
     "model",
 ]
@@ -75,10 +77,9 @@ def test_typing_a_sentence_translates_it(app, translator):
     at.text_area(key="text").set_value(text).run()
     assert_fine(at)
     assert at.code[0].value == translator.translate(text, "de", 4, 0.6).text
-    assert (
-        f"{len(translator.tokenizer.encode_source(text, 'de'))} source pieces"
-        in at.caption[0].value
-    )
+    pieces = f"{len(translator.tokenizer.encode_source(text, 'de'))} source pieces"
+    assert any(pieces in caption.value for caption in at.caption)  # below the banner's
+    assert text in [element.value for element in at.text]  # the banner: English on this page too
 
 
 def test_examples_are_one_click_away(app):
@@ -307,7 +308,20 @@ def test_presentation_mode_and_svg_export(app):
     assert_fine(at)
     chart = at.get("plotly_chart")[0].proto
     assert json.loads(chart.config)["toImageButtonOptions"]["format"] == "svg"
-    assert charts(at)[0]["layout"]["font"]["size"] == 20
+    layout = charts(at)[0]["layout"]
+    assert layout["font"]["size"] == layout["xaxis"]["tickfont"]["size"] == presentation.FONT_SIZE
+    assert "height" not in layout  # the screen's, set by CSS
+    styles = "\n".join(str(element.proto) for element in at.get("html"))
+    assert ".st-key-chart-attention-head { height: min(calc(100vh - " in styles
+
+
+def test_presentation_height_is_the_screen_at_most_a_bit_more_than_the_figure():
+    fig = go.Figure(layout={"height": 500})
+    css = presentation.fit(fig, "some-chart")
+    assert fig.layout.height is None
+    growth = round(500 * presentation.MAX_GROWTH)
+    expected = f"min(calc(100vh - {presentation.ABOVE_FIRST_CHART}), {growth}px)"
+    assert css == f"<style>.st-key-chart-some-chart {{ height: {expected}; }}</style>"
 
 
 BAD_INPUT = {
@@ -342,7 +356,8 @@ def test_user_text_is_never_rendered_as_markup(app, name):
     assert_fine(at)
     for element in (*at.markdown, *at.caption, *at.info, *at.warning):
         assert "<script" not in element.value and "**bold**" not in element.value
-    assert not at.get("html") or all("<script" not in str(h.proto) for h in at.get("html"))
+    for html in at.get("html"):  # the app's own markup (styles, Figure for slides), never the text
+        assert "alert(" not in html.proto.body and "bold" not in html.proto.body
 
 
 def test_a_bug_is_not_mistaken_for_bad_input(app, monkeypatch):

@@ -48,8 +48,19 @@ def test_attention_heatmap_is_the_traced_head_on_position_axes(analysis):
     tickvals, ticktext = ticks(fig.layout.xaxis)
     assert tickvals == list(range(len(r.source_tokens)))
     assert ticktext == [figures.plot_text(t) for t in r.source_tokens]
-    assert ticktext.count("▁dog") == 2  # repeated words keep their own columns
+    assert ticktext.count("·dog") == 2  # repeated words keep their own columns
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
+
+
+def test_word_starts_are_drawn_with_a_light_dot_not_the_heavy_sentencepiece_bar(analysis):
+    r = analysis.result
+    assert "▁dog" in r.source_tokens  # core's labels keep SentencePiece's mark: the data
+    fig = figures.attention_map(r.attention.encoder, 0, 0, "Encoder, ▁dog & <s>")
+    _, ticktext = ticks(fig.layout.xaxis)
+    assert "·dog" in ticktext and not any("▁" in label for label in ticktext)
+    assert not any("▁" in cell for cell in np.ravel(fig.data[0].customdata))  # hover alike
+    assert fig.layout.title.text == "Encoder, ·dog &amp; &lt;s&gt;"
+    assert figures.plot_text("▁un believ able") == "·un believ able"
 
 
 def test_hover_names_query_key_and_value(analysis):

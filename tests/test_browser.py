@@ -34,6 +34,7 @@ TITLES = [
     "Beam search",
     "Heads lab",
     "Explain",
+    "Compare",
     "Training dynamics",
     "Model",
     "Translate",

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import figures, state, ui
+from app import figures, slides, state, ui
 
 EXPLAIN = {
     "encoder": "Each source piece (row) attends to every source piece (column).",
@@ -63,6 +63,12 @@ def head_title(layer: int, head: int | str) -> str:
     return title
 
 
+def caption(layer: int | None = None, head: int | str | None = None) -> slides.Caption:
+    """The caption of a chart of this page: the kind, the layer and head, the training step."""
+    step = None if earlier is None else earlier.step
+    return ui.sentence_caption(kind=kind, layer=layer, head=head, training_step=step)
+
+
 single, grid = st.tabs(
     ["One head", "All layers and heads"], key="view", bind="query-params", on_change="rerun"
 )
@@ -77,6 +83,7 @@ if single.open is not False:  # None: tabs without state (AppTest); draw it
         ui.chart(
             figures.attention_map(attention, layer - 1, head_index, head_title(layer, head)),
             "attention-head",
+            caption=caption(layer, head),
         )
 if grid.open:
     with grid:
@@ -91,8 +98,15 @@ if grid.open:
             figures.attention_grid(attention, selected=(layer - 1, head_index)),
             "attention-grid",
             on_select=open_tile,
+            caption=caption(),
         )
         ui.chart(
             figures.attention_map(attention, layer - 1, head_index, head_title(layer, head)),
             "attention-grid-head",
+            caption=caption(layer, head),
         )
+ui.attention_download(
+    attention,
+    caption(chosen("layer", LAYERS), chosen("head", HEADS)),
+    f"{kind}-{'words' if words else 'pieces'}",
+)

@@ -73,7 +73,11 @@ def step_view() -> None:
     nodes = beam_tree(
         result.steps, analysis.pieces, step, per_beam=tree_per_beam, detokenize=detokenize
     )
-    ui.chart(figures.beam_tree(nodes, result.output_ids, step, explanations), "beam-tree")
+    ui.chart(
+        figures.beam_tree(nodes, result.output_ids, step, explanations),
+        "beam-tree",
+        caption=ui.sentence_caption(search_step=step),
+    )
     first_in_view = figures.first_step_in_view(step)
     window = (
         f" Steps {first_in_view}–{step} are in view: drag the chart sideways, or double-click it, "
@@ -97,7 +101,11 @@ def step_view() -> None:
     left, right = st.columns(2)
     with left:
         st.subheader(f"Step {step}: the candidates")
-        ui.chart(figures.candidate_bars(rows, explanations), "candidates")
+        ui.chart(
+            figures.candidate_bars(rows, explanations),
+            "candidates",
+            caption=ui.sentence_caption(search_step=step),
+        )
         if per_beam < traced:
             st.caption(
                 f"For readability the bars show the {per_beam} most probable candidates of each "
@@ -111,7 +119,11 @@ def step_view() -> None:
         layer = ui.pick("Layer", range(1, n_layers + 1), "xlayer", default=n_layers)
         head = ui.pick("Head", ["avg", *range(1, n_heads + 1)], "xhead")
         head_index = None if head == "avg" else head - 1
-        ui.chart(figures.attention_map(cross, layer - 1, head_index), "step-cross-attention")
+        ui.chart(
+            figures.attention_map(cross, layer - 1, head_index),
+            "step-cross-attention",
+            caption=ui.sentence_caption(kind="cross", layer=layer, head=head, search_step=step),
+        )
         st.caption(
             "A row per live hypothesis: its newest position, which reads the end of its prefix "
             "and predicts the piece this step chooses (?), attending over the source."

@@ -7,8 +7,9 @@ from app import figures, state, ui
 from core.ablation import INTERVENTIONS, Head, all_heads
 from core.attribution import IG_STEPS, rank_agreement
 from core.head_focus import rank_heads
-from core.minimal_pairs import PAIRS, partner, word_changes
-from core.words import is_special_piece
+from core.minimal_pairs import PAIRS, aligned_words, attention_difference, partner, word_changes
+from core.translator import Translation
+from core.words import is_special_piece, words
 
 READING_GUIDE = (
     "**How to read this.** The first four rows are attention in different guises: the raw "
@@ -32,6 +33,61 @@ def use_pair() -> None:
     st.session_state.bundled = None
 
 
+def difference_map(first: Translation, second: Translation) -> None:
+    """Pick an output word of the first translation with a partner in the second (the first
+    changed one by default) and draw where each looks, and the difference, over the source."""
+    first_words, second_words = (words(r.output_tokens)[1] for r in (first, second))
+    partners = aligned_words(first_words, second_words)
+    if not partners:
+        return
+    label = {k: f"{first_words[i]} / {second_words[j]}" for k, (i, j) in enumerate(partners)}
+    numbered = {k: f"word {i + 1}: {text}" for (k, text), (i, _) in zip(label.items(), partners)}
+    changed = [k for k, (i, j) in enumerate(partners) if first_words[i] != second_words[j]]
+    if st.session_state.get("pair_word", 0) not in range(len(partners)):
+        del st.session_state["pair_word"]
+    compared = st.selectbox(
+        "Output word to compare",
+        range(len(partners)),
+        index=changed[0] if changed else 0,
+        format_func=numbered.get,  # the URL holds this text: unique, though words repeat
+        key="pair_word",
+        bind="query-params",
+        help="Words of the two translations that correspond; a changed word shows both forms.",
+    )
+    layers = first.word_attention.cross.weights.shape[0]
+
+    def describe(layer: str | int) -> str:
+        return "every layer (mean)" if layer == "mean" else f"layer {layer}"
+
+    layer = ui.pick(
+        "Cross-attention of",
+        ["mean", *range(1, layers + 1)],
+        "pair_layer",
+        format_func=describe,
+    )
+    found = attention_difference(
+        first.word_attention.cross,
+        second.word_attention.cross,
+        partners[compared],
+        None if layer == "mean" else layer - 1,
+    )
+    ui.chart(
+        figures.difference_map(
+            found.first,
+            found.second,
+            found.source_labels,
+            ("first sentence", "second sentence"),
+            f"Where “{label[compared]}” looks: cross-attention, {describe(layer)}, mean of heads",
+        ),
+        "pair-difference",
+    )
+    st.caption(
+        "Columns are the source words the two sentences share, a changed word shown as "
+        "“first / second”; words without a partner are left out. The lower row is the second "
+        "sentence's weight minus the first's: red, the second looks there more."
+    )
+
+
 st.title("Explain: is attention an explanation?")
 result = state.analysis().result
 settings = state.settings()
@@ -42,7 +98,7 @@ position = st.selectbox(
     "Produced piece to explain",
     range(len(rows)),
     index=min(1, len(rows) - 1),
-    format_func=rows.__getitem__,
+    format_func=lambda i: f"{i}: {rows[i]}",  # the URL holds this text: unique, as rows repeat
     key="word",
     bind="query-params",
     help="Each decoder position reads one piece and predicts the next.",
@@ -160,6 +216,7 @@ st.text(
     "The translations differ in: "
     + ("; ".join(f"{old or '∅'} → {new or '∅'}" for old, new in changes) or "nothing")
 )
+difference_map(result, second)
 first_words, second_words = result.word_attention.encoder, second.word_attention.encoder
 shared = [
     word

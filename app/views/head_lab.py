@@ -44,6 +44,8 @@ st.header("Find the head: focus on one word")
 words = getattr(result.word_attention, kind)
 if st.session_state.get("focus", 0) not in range(len(words.query_labels)):
     del st.session_state["focus"]
+if st.session_state.get("at_word") not in [None, *range(len(words.key_labels))]:
+    del st.session_state["at_word"]  # a word of another sentence or kind
 query = st.selectbox(
     "Word that attends",
     range(len(words.query_labels)),
@@ -58,6 +60,7 @@ key = st.selectbox(
         "its top word, whichever it is" if key is None else words.key_labels[key]
     ),
     key="at_word",
+    bind="query-params",
     help="Pick the word it should find (for 'it': 'animal') to rank heads by the weight on it.",
 )
 ranking = rank_heads(words, query, key, skip_self=kind != "cross" and key is None)
@@ -70,10 +73,24 @@ ui.chart(
         f"Where “{label}” looks: the {TOP_HEADS} strongest heads",
     ),
     "focus",
+    caption=ui.sentence_caption(kind=kind, word=label),
 )
 best = ranking[0]
+best_caption = ui.sentence_caption(kind=kind, layer=best.layer + 1, head=best.head + 1, word=label)
 title = f"{ui.ATTENTION_KINDS[kind]}, layer {best.layer + 1}, head {best.head + 1} (the top head)"
-ui.chart(figures.attention_map(words, best.layer, best.head, title), "focus-head")
+ui.chart(
+    figures.attention_lines(words, best.layer, best.head, query, f"“{label}” in the top head"),
+    "focus-lines",
+    caption=best_caption,
+)
+st.caption(
+    "BertViz's head view: a line from the word to every word it attends to in the top head, as "
+    "thick and as dark as the weight."
+)
+ui.chart(
+    figures.attention_map(words, best.layer, best.head, title), "focus-head", caption=best_caption
+)
+ui.attention_download(words, best_caption, f"{kind}-words")
 if kind != "cross":
     st.caption("A word's weight on itself is left out of the ranking.")
 
@@ -81,13 +98,14 @@ st.header("Head dashboard")
 survey, current = state.head_survey()
 over = "sentence"
 if survey is not None:
+    sample = f"{survey.sentences} validation sentences"
     over = ui.pick(
         "Computed on",
         ["sentence", "sample"],
         "over",
         format_func={
             "sentence": "your sentence",
-            "sample": f"{survey.sentences} validation sentences",
+            "sample": sample,
         }.get,
         help="One sentence is a small sample; the validation sample gives stable figures.",
     )
@@ -107,6 +125,7 @@ ui.chart(
         statistic,
     ),
     f"heads-{kind}-{statistic}-{over}",
+    caption=ui.sentence_caption(kind=kind, computed_on=sample if over == "sample" else None),
 )
 st.caption(THRESHOLDS)
 st.markdown(f"**What to notice.** {what_to_notice(roles)}")
@@ -130,6 +149,7 @@ ui.chart(
         "importance",
     ),
     f"importance-{kind}",
+    caption=ui.sentence_caption(kind=kind),
 )
 most = np.unravel_index(importance.argmax(), importance.shape)
 st.caption(
@@ -151,6 +171,7 @@ if survey is not None:
             f"{survey.sentences} validation sentences, beam {survey.beam_size}",
         ),
         "pruning-curve",
+        caption=ui.sentence_caption(computed_on=sample),
     )
     st.caption(
         "Heads ranked by their mean importance over the sample and switched off cumulatively, "
@@ -200,6 +221,7 @@ if chosen:
             "What each word of the normal translation loses (log P, teacher-forced)",
         ),
         "intervention-tokens",
+        caption=ui.sentence_caption(heads_changed=tuple(sorted(chosen)), change=INTERVENTIONS[how]),
     )
     st.metric(
         "log P(the normal translation)",

@@ -90,7 +90,11 @@ if kind != "decoder":
     st.caption("A single sentence has no padding, so here the mask lets everything through.")
 if kind != "encoder":
     st.caption(ui.DECODER_ROWS)
-ui.chart(figures.score_pipeline(attention, layer - 1, head - 1), "pipeline")
+ui.chart(
+    figures.score_pipeline(attention, layer - 1, head - 1),
+    "pipeline",
+    caption=ui.sentence_caption(kind=kind, layer=layer, head=head),
+)
 st.caption(
     "Panels 1 and 2 share one colour scale: masking changes no score, it only sets the forbidden "
     "ones to −∞ (grey), which the softmax turns into weights of exactly 0."

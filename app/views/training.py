@@ -90,7 +90,11 @@ def snapshot_view() -> None:
     st.text(analysis.result.text)
     attention = getattr(view.forced.attention, kind)
     title = f"Step {step:,}: {ui.ATTENTION_KINDS[kind]}, layer {layer}, head {head}"
-    ui.chart(figures.attention_map(attention, layer - 1, head - 1, title), f"training-step-{step}")
+    ui.chart(
+        figures.attention_map(attention, layer - 1, head - 1, title),
+        f"training-step-{step}",
+        caption=ui.sentence_caption(kind=kind, layer=layer, head=head, training_step=step),
+    )
     dynamics = head_dynamics(views, kind)
     panels = {
         "Entropy (nats), lower = more focused": {

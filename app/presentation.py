@@ -1,0 +1,66 @@
+"""Presentation mode (``?present=true``): the app as slides on a projector.
+
+The sidebar starts collapsed (open it to leave the mode); the page's title, prose and pickers are
+hidden (the lecturer says them; a view is chosen before, or in the URL), its buttons and sliders
+stay (the beam search's and the story's steps); the sentence and its translation stand in large
+type above the figures (ui.sentence_banner), and every chart is as tall as the screen allows, so
+that the page's first figure is seen whole without scrolling, at 1280x720 as at 1920x1080 (for a
+sentence of up to two lines in the banner). Streamlit does not tell the server the size of the
+window, so the height is CSS (vh) on the chart's element, which the chart fills when drawn with
+height="stretch".
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+FONT_SIZE = 16  # tick labels, legends and titles: read from the back of a lecture hall
+HOVER_FONT_SIZE = 20
+# What stands above a page's first chart: Streamlit's header, the banner, a heading and a row of
+# buttons (the beam search's steps), with the gaps between them.
+ABOVE_FIRST_CHART = "17.5rem"
+# A figure drawn taller than its own layout height by at most this factor: a map of a few rows
+# stays a small map instead of a few giant cells.
+MAX_GROWTH = 1.6
+
+CSS = """<style>
+/* the room the page gives to figures */
+[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; padding-bottom: 2rem; }
+/* the page's title: the banner and the figures' titles say what is on screen */
+[data-testid="stMain"] .stElementContainer:has(h1) { display: none; }
+[data-testid="stMain"] h2, [data-testid="stMain"] h3 { font-size: 1.3rem; padding: 0.25rem 0; }
+/* the sentence and its translation, large (ui.sentence_banner) */
+.st-key-sentence-banner [data-testid="stText"] { font-size: 1.9rem; line-height: 1.25; }
+/* the page's prose and pickers; not its buttons and sliders (the beam search's steps), nor the
+   story's question to the audience */
+[data-testid="stMain"] .stElementContainer:has(> :is(
+    [data-testid="stMarkdown"], [data-testid="stButtonGroup"], [data-testid="stCheckbox"],
+    [data-testid="stSelectbox"], [data-testid="stMultiSelect"], [data-testid="stTextInput"],
+    [data-testid="stTextArea"], [data-testid="stNumberInput"]
+)):not(.st-key-sentence-banner *),
+[data-testid="stMain"] :is(.st-key-snapshot, [data-testid="stExpander"], [role="tablist"]) {
+    display: none;
+}
+</style>"""
+
+
+def fit(fig: go.Figure, name: str) -> str:
+    """Make ``fig`` ready for the projector (larger text, no height of its own) and return the
+    CSS that sizes the element of the chart keyed ``chart-<name>`` (see ui.chart) to the screen:
+    the viewport less what stands above a first chart, and at most MAX_GROWTH times the figure's
+    own height."""
+    own_height = fig.layout.height or 450  # plotly's default
+    fig.update_layout(
+        font={"size": FONT_SIZE},
+        title_font_size=FONT_SIZE + 4,
+        legend_font_size=FONT_SIZE,
+        hoverlabel={"font": {"size": HOVER_FONT_SIZE}},
+        height=None,
+        autosize=True,
+    )
+    # set on every axis: Streamlit's chart theme gives axes their own font sizes, which
+    # layout.font does not reach
+    fig.update_xaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
+    fig.update_yaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
+    height = f"min(calc(100vh - {ABOVE_FIRST_CHART}), {round(own_height * MAX_GROWTH)}px)"
+    return f"<style>.st-key-chart-{name} {{ height: {height}; }}</style>"

@@ -1,0 +1,187 @@
+"""Figures for slides: the caption that travels with every chart's export, the export settings
+(projector resolution), and the attention weights as JSON for those who redraw them.
+
+Pure functions, no Streamlit: app/ui.py builds a :class:`Caption` from the sidebar's settings and
+what the page knows (kind, layer, head, step), and draws the chart with it.
+
+The caption is drawn inside the figure, as the subtitle under its title, on screen and in every
+export alike: plotly's camera (and the "Figure for slides" button, which presses it) exports
+exactly the figure, so a caption that is part of it cannot be lost on the way to a slide.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.figures import plot_text
+from core import LANGUAGES
+from core.labelled_attention import LabelledAttention
+
+ATTENTION_KINDS = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Cross-attention",
+}
+SOURCE_LANGUAGE = "English"
+CAPTION_CHARS = 110  # per line: fits the 1280 px wide export at CAPTION_FONT_PX
+CAPTION_FONT_PX = 12
+CAPTION_LINE_PX = 16  # a caption line's height at CAPTION_FONT_PX
+CAPTION_GAP_PX = 10  # between the title and the caption
+DEFAULT_HEIGHT = 450  # plotly's, for figures that set none
+# The export: a 1280 x 720 layout (16:9) drawn at 1.5x, so the PNG is 1920 x 1080 and its text
+# is 1.5x the size it has on screen, readable from the back of a lecture hall.
+EXPORT_WIDTH, EXPORT_HEIGHT, EXPORT_SCALE = 1280, 720, 1.5
+JSON_FORMAT = "attention-lab/attention/1"
+NOT_IN_CLASS_NAMES = re.compile(r"[^A-Za-z0-9_-]")  # Streamlit's st-key-<key> turns these to "-"
+
+
+@dataclass(frozen=True)
+class Caption:
+    """What a figure shows, for its caption: the sentence, its translation and the model always;
+    the rest where the chart has it (layer and head count from 1, head "avg" for the average)."""
+
+    sentence: str
+    translation: str
+    target: str  # language code, "de"
+    model: str
+    kind: str | None = None  # a key of ATTENTION_KINDS
+    layer: int | None = None
+    head: int | str | None = None
+    training_step: int | None = None  # a snapshot's step, not the final model
+    search_step: int | None = None  # a beam search step
+    word: str | None = None  # the word the chart is about (the Heads lab's focus)
+    heads_changed: tuple[str, ...] = ()  # heads switched off or changed, "enc L5 H5"
+    change: str | None = None  # what was done to them: "switched off (output 0)"
+    computed_on: str | None = None  # when not the sentence: "200 validation sentences"
+
+
+def model_name(card: dict, directory: str) -> str:
+    """The model as the Model page names it: its card's name, else its directory's."""
+    return str(card.get("name") or directory)
+
+
+def caption_lines(caption: Caption) -> list[str]:
+    """The caption as plain text lines of at most CAPTION_CHARS: the sentence, the translation,
+    then the model and what the chart shows, joined by " · "."""
+    language = LANGUAGES.get(caption.target, caption.target)
+    details = [f"model {caption.model}"]
+    if caption.kind is not None:
+        details.append(ATTENTION_KINDS[caption.kind])
+    if caption.layer is not None:
+        details.append(f"layer {caption.layer}")
+    if caption.head is not None:
+        details.append("average of the heads" if caption.head == "avg" else f"head {caption.head}")
+    if caption.word is not None:
+        details.append(f"word “{caption.word}”")
+    if caption.training_step is not None:
+        details.append(f"training step {caption.training_step:,}")
+    if caption.search_step is not None:
+        details.append(f"search step {caption.search_step}")
+    if caption.heads_changed:
+        details.append(f"heads {caption.change or 'changed'}: {', '.join(caption.heads_changed)}")
+    if caption.computed_on is not None:
+        details.append(f"computed on {caption.computed_on}")
+    paragraphs = [
+        f"{SOURCE_LANGUAGE}: {caption.sentence}",
+        f"{language}: {caption.translation}",
+        " · ".join(details),
+    ]
+    return [
+        line
+        for paragraph in paragraphs
+        for line in textwrap.wrap(paragraph, CAPTION_CHARS, break_on_hyphens=False) or [""]
+    ]
+
+
+def add_caption(fig: go.Figure, caption: Caption) -> None:
+    """Draws ``caption`` into ``fig`` as the subtitle under its title, and makes the figure that
+    much taller so that the plot keeps its size. A figure that fixes its top margin (heatmaps,
+    whose column labels sit on top) gets the caption's height added to it; otherwise the title's
+    automargin makes room."""
+    lines = caption_lines(caption)
+    extra = len(lines) * CAPTION_LINE_PX + CAPTION_GAP_PX
+    fig.update_layout(
+        title={
+            "subtitle": {
+                "text": "<br>".join(plot_text(line) for line in lines),
+                "font": {"size": CAPTION_FONT_PX, "color": "#555555"},
+            },
+            "automargin": True,
+            "yref": "container",
+            "y": 1,
+            "yanchor": "top",
+            "pad": {"t": 8},
+        },
+        height=(fig.layout.height or DEFAULT_HEIGHT) + extra,
+    )
+    if fig.layout.margin.t is not None:
+        fig.update_layout(margin={"t": fig.layout.margin.t + extra})
+
+
+def export_options(name: str, image_format: str) -> dict:
+    """Plotly's toImageButtonOptions: ``attention-lab-<name>.png`` at 1920 x 1080, or .svg."""
+    return {
+        "format": image_format,
+        "filename": f"attention-lab-{name}",
+        "width": EXPORT_WIDTH,
+        "height": EXPORT_HEIGHT,
+        "scale": EXPORT_SCALE,
+    }
+
+
+def export_button(name: str, image_format: str) -> str:
+    """HTML for a "Figure for slides" button under the chart whose key is ``chart-<name>``: it
+    presses the chart's own camera button (plotly's export, with :func:`export_options`). Only
+    the chart's name, reduced to the class name Streamlit gives its element, goes into it."""
+    element = NOT_IN_CLASS_NAMES.sub("-", f"chart-{name}".strip())
+    size = "1920×1080 PNG" if image_format == "png" else image_format.upper()
+    return f"""<button type="button" class="slides-export" data-chart="{element}"
+    style="font-size: 0.85rem; padding: 0.2rem 0.7rem; border: 1px solid #bbb;
+    border-radius: 0.4rem; background: transparent; color: inherit; cursor: pointer;"
+    title="Downloads this chart with its caption (sentence, translation, model), for a slide"
+>⬇ Figure for slides ({size})</button>
+<script>
+(() => {{
+  const button = document.currentScript.previousElementSibling;
+  button.addEventListener("click", () => {{
+    const chart = document.querySelector(`.st-key-${{button.dataset.chart}} .js-plotly-plot`);
+    chart?.querySelector(".modebar-btn[data-title^='Download plot']")?.click();
+  }});
+}})();
+</script>"""
+
+
+def attention_json(attention: LabelledAttention, caption: Caption) -> str:
+    """One kind of attention with its labels and caption as JSON: ``weights`` nested lists
+    [layer][head][query][key] (every layer and head, each value exactly as computed),
+    ``query_labels``, ``key_labels``, and the caption's fields (``layer`` and ``head``: the one on
+    screen, counted from 1). :func:`read_attention_json` reads it back."""
+    document = {
+        "format": JSON_FORMAT,
+        **asdict(caption),
+        "shape": list(attention.weights.shape),
+        "dtype": str(attention.weights.dtype),
+        "query_labels": list(attention.query_labels),
+        "key_labels": list(attention.key_labels),
+        "weights": attention.weights.tolist(),
+    }
+    return json.dumps(document, ensure_ascii=False)
+
+
+def read_attention_json(text: str) -> tuple[LabelledAttention, Caption]:
+    """The attention and caption of :func:`attention_json`'s output, the weights in the dtype
+    they were computed in (JSON numbers hold float32 and float64 values exactly)."""
+    document = json.loads(text)
+    if document.get("format") != JSON_FORMAT:
+        raise ValueError(f"not an Attention Lab attention file ({JSON_FORMAT})")
+    weights = np.asarray(document["weights"], dtype=document["dtype"]).reshape(document["shape"])
+    values = {field.name: document[field.name] for field in fields(Caption)}
+    values["heads_changed"] = tuple(values["heads_changed"])
+    attention = LabelledAttention(weights, document["query_labels"], document["key_labels"])
+    return attention, Caption(**values)

@@ -1,0 +1,135 @@
+"""Compare: two views of the sentence side by side. Two heads or two layers of one kind of
+attention on one colour scale; the German and the French translation with their cross-attention;
+greedy search against beam search."""
+
+import streamlit as st
+
+from app import figures, state, ui
+from core import LANGUAGES
+from core.decoding import first_divergence, length_penalty
+from core.labelled_attention import LabelledAttention
+from core.translator import Translation
+
+SIDES = {"a": "Left", "b": "Right"}
+
+
+def head_picker(
+    attention: LabelledAttention, prefix: str, head: int | str
+) -> tuple[int, int | str]:
+    """A layer (default the last) and a head (``head`` by default; "avg" averages the heads),
+    counted from 1 and kept in the URL as ``<prefix>_layer`` and ``<prefix>_head``."""
+    layers, heads = attention.weights.shape[:2]
+    layer = ui.pick("Layer", list(range(1, layers + 1)), f"{prefix}_layer", layers)
+    chosen = ui.pick(
+        "Head",
+        ["avg", *range(1, heads + 1)],
+        f"{prefix}_head",
+        head,
+        format_func=lambda h: "average" if h == "avg" else str(h),
+    )
+    return layer, chosen
+
+
+def head_map(attention: LabelledAttention, layer: int, head: int | str, title: str):
+    """attention_map for a layer and head counted from 1 ("avg": the mean of the heads)."""
+    return figures.attention_map(attention, layer - 1, None if head == "avg" else head - 1, title)
+
+
+def piece_at(output: Translation, position: int, missing: str = "") -> str:
+    """The output piece at ``position``, or ``missing`` past the end of a shorter output."""
+    tokens = output.output_tokens
+    return tokens[position] if position < len(tokens) else missing
+
+
+def head_name(layer: int, head: int | str) -> str:
+    return f"layer {layer}, " + ("average of the heads" if head == "avg" else f"head {head}")
+
+
+st.title("Compare")
+result = state.analysis().result
+settings = state.settings()
+path = str(state.model_dir())
+
+st.header("Two heads or two layers")
+kind = ui.pick(
+    "Attention", list(ui.ATTENTION_KINDS), "compare_kind", "cross", ui.ATTENTION_KINDS.get
+)
+attention = getattr(result.attention, kind)
+st.caption(
+    "The same sentence and the same kind of attention, each side its own layer and head, both "
+    "on one colour scale from 0 to 1, so equal colours are equal weights."
+)
+for column, (prefix, side), head in zip(st.columns(2), SIDES.items(), (1, 2)):
+    with column:
+        layer, chosen = head_picker(attention, prefix, head)
+        title = f"{side}: {ui.ATTENTION_KINDS[kind]}, {head_name(layer, chosen)}"
+        ui.chart(head_map(attention, layer, chosen, title), f"compare-{prefix}")
+
+st.header("German and French")
+translations: dict[str, Translation] = {
+    target: state.cached_analysis(path, settings.text, target, settings.beam, settings.alpha).result
+    for target in LANGUAGES
+}
+st.caption(
+    f"The same sentence into each language (beam {settings.beam}, α {settings.alpha}), with the "
+    "cross-attention of the layer and head picked here: where each translation looks in the "
+    "English. The source columns are the same pieces but for the language tag."
+)
+layer, chosen = head_picker(result.attention.cross, "language", "avg")
+for column, (target, translation) in zip(st.columns(len(translations)), translations.items()):
+    with column:
+        st.caption(LANGUAGES[target])
+        st.code(translation.text, language=None, wrap_lines=True)
+        title = f"{LANGUAGES[target]}: cross-attention, {head_name(layer, chosen)}"
+        ui.chart(head_map(translation.attention.cross, layer, chosen, title), f"compare-{target}")
+
+st.header("Greedy and beam search")
+if settings.beam == 1:
+    st.info("The beam size in the sidebar is 1, which is greedy search: pick a larger one.")
+    st.stop()
+outputs = {
+    "greedy (beam 1)": state.cached_analysis(
+        path, settings.text, settings.to, 1, settings.alpha
+    ).result,
+    f"beam {settings.beam}": result,
+}
+for column, (name, output) in zip(st.columns(2), outputs.items()):
+    column.caption(name)
+    column.code(output.text, language=None, wrap_lines=True)
+ui.table(
+    [
+        {
+            "search": name,
+            "pieces": len(output.output_tokens),
+            "log P": output.score,
+            "log P / lp": output.score / length_penalty(len(output.output_tokens), settings.alpha),
+        }
+        for name, output in outputs.items()
+    ],
+    {"log P": "%.3f", "log P / lp": "%.3f"},
+)
+st.caption(
+    f"Beam search ranks finished hypotheses by log P / lp with lp = ((5 + length) / 6)^α, "
+    f"α = {settings.alpha}; greedy takes the likeliest piece at every step."
+)
+greedy, beam = outputs.values()
+apart = first_divergence(greedy.output_tokens, beam.output_tokens)
+if apart is None:
+    st.text("Both searches find the same translation.")
+    st.stop()
+greedy_piece, beam_piece = (piece_at(output, apart, "(nothing)") for output in (greedy, beam))
+st.text(
+    f"They agree on the first {apart} pieces; at piece {apart + 1} greedy search writes "
+    f"“{greedy_piece}” and beam search “{beam_piece}”."
+)
+ui.table(
+    [
+        {
+            "piece": position + 1,
+            "greedy": piece_at(greedy, position),
+            f"beam {settings.beam}": piece_at(beam, position),
+            "same": piece_at(greedy, position) == piece_at(beam, position),
+        }
+        for position in range(max(len(greedy.output_tokens), len(beam.output_tokens)))
+    ]
+)

@@ -1,0 +1,143 @@
+"""What a person checks by eye, measured in Chromium (see tests/test_browser.py): in presentation
+mode the page's main figure is seen whole without scrolling on a 1280x720 and a 1920x1080 screen;
+no chart title overlaps a tick label; with the sidebar collapsed (a projector, a 390x844 phone)
+the sentence is still on screen on every page; in the dark theme the figures' text is light.
+
+Run only these: python -m pytest -m browser tests/test_browser_layout.py
+"""
+
+import re
+from urllib.parse import urlencode
+
+import pytest
+
+from support.browser import CHART, wait_for_app
+from tests.test_browser import page, server  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.browser
+
+SENTENCE = "The small cat sleeps in the big house."
+PROJECTORS = [(1280, 720), (1920, 1080)]
+PHONE = (390, 844)
+# page path -> the key of its main figure (ui.chart's name) and the query that shows it
+MAIN_FIGURES = {
+    "attention": ("attention-head", {"kind": "cross"}),
+    "beam_search": ("beam-tree", {"step": "3"}),
+    "masking": ("padding-mask", {}),
+}
+PAGES = [
+    "",  # the story, the start page
+    "translate",
+    "tokenization",
+    "embeddings",
+    "attention",
+    "masking",
+    "beam_search",
+    "head_lab",
+    "explain",
+    "training",
+    "model",
+]
+
+BOX = "el => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }"
+# the bounding boxes of every chart title and tick label, per chart: [[titles], [ticks]]
+TITLES_AND_TICKS = f"""() => [...document.querySelectorAll('.js-plotly-plot')].map(chart => [
+    [...chart.querySelectorAll('.gtitle')].map({BOX}),
+    [...chart.querySelectorAll('.xtick text, .ytick text')].map({BOX}),
+])"""
+
+
+def open_page(tab, url: str, path: str, **query: str) -> None:
+    tab.goto(f"{url}/{path}?{urlencode({'text': SENTENCE, **query})}")
+    wait_for_app(tab)
+    if path != "model":
+        tab.wait_for_selector(CHART)
+    tab.wait_for_timeout(300)  # plotly's first layout
+
+
+def overlap(a: list[float], b: list[float]) -> bool:
+    """Whether two boxes (left, top, right, bottom) share more than a pixel's sliver."""
+    return min(a[2], b[2]) - max(a[0], b[0]) > 1 and min(a[3], b[3]) - max(a[1], b[1]) > 1
+
+
+def inside(box: dict | None, width: int, height: int) -> bool:
+    """Whether a Playwright bounding box lies wholly in a width x height viewport."""
+    return (
+        box is not None
+        and box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= width
+        and box["y"] + box["height"] <= height
+    )
+
+
+def titles_overlapping_ticks(tab) -> list[tuple[list[float], list[float]]]:
+    return [
+        (title, tick)
+        for titles, ticks in tab.evaluate(TITLES_AND_TICKS)
+        for title in titles
+        for tick in ticks
+        if overlap(title, tick)
+    ]
+
+
+def sidebar_collapsed(tab) -> bool:
+    box = tab.locator("[data-testid='stSidebar']").bounding_box()
+    return box is None or box["x"] + box["width"] <= 0
+
+
+@pytest.mark.parametrize("width, height", PROJECTORS)
+def test_presentation_mode_shows_the_main_figure_whole(server, page, width, height):  # noqa: F811
+    page.set_viewport_size({"width": width, "height": height})
+    for path, (chart, query) in MAIN_FIGURES.items():
+        open_page(page, server, path, present="true", **query)
+        assert sidebar_collapsed(page), path
+        banner = page.locator(".st-key-sentence-banner [data-testid='stText']").first
+        assert banner.inner_text() == SENTENCE
+        assert float(banner.evaluate("el => parseFloat(getComputedStyle(el).fontSize)")) >= 28
+        figure = page.locator(f".st-key-chart-{chart} .js-plotly-plot").bounding_box()
+        assert figure["height"] > height / 2, (path, figure)  # fitted, not a thumbnail
+        assert inside(figure, width, height), (path, figure)
+        assert page.evaluate("window.scrollY") == 0
+        assert not titles_overlapping_ticks(page), path
+        assert not page.locator("[data-testid='stException']").count()
+
+
+def test_no_chart_title_overlaps_a_tick_label(server, page):  # noqa: F811
+    page.set_viewport_size({"width": 1280, "height": 720})
+    for path in ["attention", "masking", "embeddings"]:
+        open_page(page, server, path)
+        assert not titles_overlapping_ticks(page), path
+
+
+def luminance(css_colour: str) -> float:
+    """0 (black) to 1 (white) for a computed CSS colour, "rgb(r, g, b)" or "rgba(...)"."""
+    red, green, blue = (float(part) for part in re.findall(r"[\d.]+", css_colour)[:3])
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+
+
+def test_the_dark_theme_keeps_the_figures_readable(server, page):  # noqa: F811
+    page.emulate_media(color_scheme="dark")  # the app follows the system's theme by default
+    open_page(page, server, "attention")
+    background = page.locator("[data-testid='stApp']").evaluate(
+        "el => getComputedStyle(el).backgroundColor"
+    )
+    tick = page.locator(".js-plotly-plot .xtick text").first.evaluate(
+        "el => getComputedStyle(el).fill"
+    )
+    assert luminance(background) < 0.2 < 0.6 < luminance(tick), (background, tick)
+    page.locator("[data-testid='stMainMenu']").click()  # the in-app switch
+    menu = page.locator("[data-testid='stMainMenuList']").inner_text()
+    assert "Light" in menu and "Dark" in menu
+
+
+def test_the_sentence_is_on_screen_on_every_page_of_a_phone(server, page):  # noqa: F811
+    width, height = PHONE
+    page.set_viewport_size({"width": width, "height": height})
+    for path in PAGES:
+        open_page(page, server, path)
+        assert sidebar_collapsed(page), path
+        source = page.locator("[data-testid='stMain'] [data-testid='stText']", has_text=SENTENCE)
+        box = source.first.bounding_box()
+        assert inside(box, width, height), (path, box)
+        assert not page.locator("[data-testid='stException']").count(), path
