@@ -6,7 +6,12 @@ lives in the URL. The model comes from $ATTENTION_LAB_MODEL, else from pretraine
 
 import streamlit as st
 
-from app import ui
+from app import memory, ui
+
+ABOUT = (
+    "Attention Lab: a Transformer translating English into German and French, and what its "
+    "attention does. This menu also switches the theme: light, dark, or the system's."
+)
 
 PAGES = [
     st.Page(
@@ -24,13 +29,23 @@ PAGES = [
     st.Page("views/beam_search.py", title="Beam search", icon=":material/account_tree:"),
     st.Page("views/head_lab.py", title="Heads lab", icon=":material/hub:"),
     st.Page("views/explain.py", title="Explain", icon=":material/psychology:"),
+    st.Page("views/compare.py", title="Compare", icon=":material/compare:"),
     st.Page("views/training.py", title="Training dynamics", icon=":material/timeline:"),
     st.Page("views/model.py", title="Model", icon=":material/info:"),
 ]
 
-st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
+# An About entry makes Streamlit show its menu (toolbarMode "minimal" hides an empty one), and
+# with it the theme switch: light, dark, or the system's setting.
+st.set_page_config(
+    page_title="Attention Lab",
+    page_icon="🔍",
+    layout="wide",
+    menu_items={"About": ABOUT},
+)
 page = st.navigation(PAGES)
 ui.sidebar()
-if page.title != "Translate":  # the Translate page shows both itself
-    ui.sentence_banner()
-page.run()
+ui.sentence_banner()  # on every page: with the sidebar collapsed it is the only English
+try:
+    page.run()
+finally:
+    memory.release_freed_memory()  # or the server grows with every long sentence: app/memory.py

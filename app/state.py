@@ -11,7 +11,9 @@ import numpy as np
 import streamlit as st
 import torch
 
+from app import memory
 from app.analysis import Analysis, analyse
+from app.shared_cache import shared
 from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, attribution, snapshots
 from core.ablation import (
     Head,
@@ -67,11 +69,22 @@ def load_translator(path: str) -> Translator:
     # One sentence at a time is too small to gain from more threads, and on a busy machine
     # (2 cores) two threads waiting on each other made a translation 10-30x slower.
     torch.set_num_threads(1)
-    return Translator.load(path)
+    translator = Translator.load(path)
+    memory.freeze_what_is_loaded()  # collections after each run skip it: app/memory.py
+    return translator
 
 
-@st.cache_data(max_entries=64, show_spinner="Translating…")
+# What the analyses of every session may hold together (pickled size; the process holds about
+# 1.5 times that). A long sentence with beam 8 weighs about 28 MB, a short one about 1 MB: a
+# count of entries bounded nothing (64 of the first is 1.8 GB). What the server holds after the
+# worst-case fill: python -m benchmarks.load.
+ANALYSES_BYTES = 128 * 2**20
+SNAPSHOT_VIEWS_BYTES = 64 * 2**20
+
+
+@shared(ANALYSES_BYTES, spinner="Translating…")
 def cached_analysis(path: str, text: str, target: str, beam: int, alpha: float) -> Analysis:
+    """The analysis, shared by every session and never copied: do not change it."""
     return analyse(load_translator(path), text, target, beam, alpha)
 
 
@@ -91,7 +104,7 @@ def load_snapshot(path: str, step: int, weights: str) -> Translator:
     return snapshots.load_snapshot(path, Snapshot(step, weights))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@shared(SNAPSHOT_VIEWS_BYTES)
 def snapshot_view(
     path: str, step: int, weights: str, text: str, target: str, beam: int, alpha: float
 ) -> snapshots.SnapshotView:
