@@ -31,7 +31,6 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -132,25 +131,14 @@ def resident_mb(pid: int) -> float:
 @contextmanager
 def server(checkout: Path, model: Path, log: Path) -> Iterator[tuple[str, int]]:
     """``streamlit run`` of ``checkout``'s app on a free local port: (address, process id)."""
-    from support.browser import free_port, stop_server, wait_until_healthy
+    from support.browser import free_port, stop_server, streamlit_command, wait_until_healthy
 
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app/main.py",
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-    ]
     env = {**os.environ, "ATTENTION_LAB_MODEL": str(model), "PYTHONPATH": str(checkout)}
     with open(log, "w") as out:
-        process = subprocess.Popen(command, cwd=checkout, env=env, stdout=out, stderr=out)
+        process = subprocess.Popen(
+            streamlit_command(port), cwd=checkout, env=env, stdout=out, stderr=out
+        )
         try:
             url = f"http://127.0.0.1:{port}"
             wait_until_healthy(url, process)

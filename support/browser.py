@@ -34,13 +34,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextmanager
-def app_server(model_dir: str | Path, log: Path | None = None) -> Iterator[str]:
-    """``streamlit run app/main.py`` on the model in ``model_dir``; yields its address once it
-    answers its health check, and stops it afterwards."""
-    port = free_port()
-    env = {**os.environ, "ATTENTION_LAB_MODEL": str(model_dir)}
-    command = [
+def streamlit_command(port: int) -> list[str]:
+    """``streamlit run app/main.py`` headless on 127.0.0.1:``port``, from the checkout's root."""
+    return [
         sys.executable,
         "-m",
         "streamlit",
@@ -55,8 +51,18 @@ def app_server(model_dir: str | Path, log: Path | None = None) -> Iterator[str]:
         "--browser.gatherUsageStats",
         "false",
     ]
+
+
+@contextmanager
+def app_server(model_dir: str | Path, log: Path | None = None) -> Iterator[str]:
+    """``streamlit run app/main.py`` on the model in ``model_dir``; yields its address once it
+    answers its health check, and stops it afterwards."""
+    port = free_port()
+    env = {**os.environ, "ATTENTION_LAB_MODEL": str(model_dir)}
     with open(log or os.devnull, "w") as out:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            streamlit_command(port), cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
         try:
             url = f"http://127.0.0.1:{port}"
             wait_until_healthy(url, server)

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 import pytest
 
 from support.browser import CHART, wait_for_app
+from tests.test_app import PAGES as APP_PAGES
 from tests.test_browser import page, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
@@ -25,19 +26,8 @@ MAIN_FIGURES = {
     "beam_search": ("beam-tree", {"step": "3"}),
     "masking": ("padding-mask", {}),
 }
-PAGES = [
-    "",  # the story, the start page
-    "translate",
-    "tokenization",
-    "embeddings",
-    "attention",
-    "masking",
-    "beam_search",
-    "head_lab",
-    "explain",
-    "training",
-    "model",
-]
+# every page by its address; the story, the start page, at ""
+PAGES = ["", *(name for name in APP_PAGES if name != "story")]
 
 BOX = "el => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }"
 # the bounding boxes of every chart title and tick label, per chart: [[titles], [ticks]]

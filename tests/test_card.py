@@ -17,7 +17,9 @@ def test_card_stays_in_the_run_without_export_and_ships_snapshots_with_it(data_d
     written = json.loads((run / "model" / "card.json").read_text())
     assert written["training"]["recipe"]["dropout"] == 0.2  # from the run, not hard-coded
     assert written["snapshots"] == [{"file": "snapshots/step_0000002.pt", "step": 2}]
-    assert 0 < written["training"]["mfu"] < 1
+    # measured, not bounded by 1 here: on a CPU without AMX, bf16 matmuls (the "peak") can be
+    # slower than the float32 steps the run took
+    assert written["training"]["mfu"] > 0 and written["training"]["peak_tflops"] > 0
     markdown = (run / "model" / "card.md").read_text()
     assert "dropout 0.2" in markdown and "Shape chosen by a test." in markdown
     assert not (tmp_path / "shipped").exists()
