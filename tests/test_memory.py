@@ -6,9 +6,8 @@ import weakref
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from app.memory import MALLOC_TRIM, release_freed_memory
+from app.memory import release_freed_memory
 
 
 def resident_mb() -> float:
@@ -17,21 +16,6 @@ def resident_mb() -> float:
         int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
         / 1024
     )
-
-
-@pytest.mark.skipif(MALLOC_TRIM is None, reason="no malloc_trim: not glibc")
-def test_freed_holes_in_the_heap_go_back_to_the_system():
-    # 100 MB in 64 KB blocks (below glibc's mmap threshold: from the heap), each followed by a
-    # small block that stays, so that freeing the large ones leaves holes free() cannot return
-    large, kept = [], []
-    for _ in range(1600):
-        large.append(bytearray(64 * 1024))
-        kept.append(bytearray(1024))
-    del large
-    before = resident_mb()
-    assert release_freed_memory()
-    assert before - resident_mb() > 50
-    assert len(kept) == 1600
 
 
 def test_a_garbage_cycle_holding_an_array_is_gone_after_the_release():
