@@ -1,21 +1,11 @@
 """The server gives freed memory back to the system after a script run (app/memory.py)."""
 
 import gc
-import os
 import weakref
-from pathlib import Path
 
 import numpy as np
 
 from app.memory import release_freed_memory
-
-
-def resident_mb() -> float:
-    status = Path(f"/proc/{os.getpid()}/status").read_text()
-    return (
-        int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
-        / 1024
-    )
 
 
 def test_a_garbage_cycle_holding_an_array_is_gone_after_the_release():
