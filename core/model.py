@@ -116,7 +116,8 @@ def attention(
     d_k = query.size(-1)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
     masked_scores = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
-    weights = masked_scores.softmax(dim=-1)
+    # at least float32, as autocast does on GPUs: bf16 scores would take CPU's slow bf16 kernel
+    weights = masked_scores.softmax(-1, dtype=torch.promote_types(scores.dtype, torch.float32))
     return weights @ value, AttentionMaps(scores, masked_scores, weights)
 
 
@@ -366,7 +367,19 @@ class Transformer(nn.Module):
         cache: list[LayerCache] | None = None,
         trace: Intermediates | None = None,
     ) -> Tensor:
-        """Logits (B, T, V) for the next token after each target position.
+        """Logits (B, T, V) for the next token after each target position: the pre-softmax
+        projection of :meth:`decoder_output`, whose arguments it takes."""
+        return self.unembed(self.decoder_output(target, memory, memory_mask, cache, trace))
+
+    def decoder_output(
+        self,
+        target: Tensor,
+        memory: Tensor,
+        memory_mask: Tensor,
+        cache: list[LayerCache] | None = None,
+        trace: Intermediates | None = None,
+    ) -> Tensor:
+        """The decoder stack's output (B, T, D), normalised, before the pre-softmax projection.
 
         target (B, T) is the whole decoder input, or with a cache only the positions after those
         already cached (offset = cached length). Padded target positions only matter as keys, which
@@ -382,7 +395,7 @@ class Transformer(nn.Module):
         self_mask = subsequent_mask(offset + target.size(1), target.device)[:, :, offset:]
         for i, layer in enumerate(self.decoder_layers):
             x = layer(x, memory, self_mask, memory_mask, cache[i] if cache else None, trace)
-        return self.unembed(self.decoder_norm(x))
+        return self.decoder_norm(x)
 
     def unembed(self, x: Tensor) -> Tensor:
         """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T,

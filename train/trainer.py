@@ -17,7 +17,6 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
@@ -44,25 +43,13 @@ from train.batching import collate, encode_examples, token_batches
 from train.config import TrainConfig
 from train.data import Corpus, load_corpus
 from train.lineage import Origin, ship_history
+from train.loss import TranslationLoss, label_smoothed_loss
 
 
 def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
     """The paper's schedule (eq. 3): linear warm-up, then decay with the inverse square root."""
     step = max(step, 1)
     return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
-
-
-def label_smoothed_loss(
-    logits: torch.Tensor, target: torch.Tensor, smoothing: float
-) -> torch.Tensor:
-    """Summed cross-entropy against (1 - eps) one-hot + eps uniform, pad positions ignored."""
-    return F.cross_entropy(
-        logits.float().flatten(0, 1),
-        target.flatten(),
-        ignore_index=PAD_ID,
-        label_smoothing=smoothing,
-        reduction="sum",
-    )
 
 
 class ResumeConflict(Exception):
@@ -190,10 +177,11 @@ class Trainer:
         )
         self.step, self.epoch, self.batch_in_epoch, self.train_seconds = 0, 0, 0, 0.0
         self.resume()
-        self.forward = self.model
+        compute_dtype = torch.bfloat16 if config.bf16 else torch.float32
+        self.forward = TranslationLoss(self.model, config.label_smoothing, compute_dtype)
         if self.dist.world_size > 1:
             self.forward = DistributedDataParallel(
-                self.model, device_ids=None if self.device.type == "cpu" else [self.device]
+                self.forward, device_ids=None if self.device.type == "cpu" else [self.device]
             )
         if config.compile:
             self.forward = torch.compile(self.forward)
@@ -378,8 +366,7 @@ class Trainer:
         )
         n_tokens = int((target_out != PAD_ID).sum())
         with self.autocast:
-            logits, _ = self.forward(source, target_in)
-        loss = label_smoothed_loss(logits, target_out, self.config.label_smoothing) / n_tokens
+            loss = self.forward(source, target_in, target_out) / n_tokens
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip)
@@ -479,7 +466,7 @@ class Trainer:
             )
             with self.autocast:
                 logits, _ = model(source, target_in)
-            total += label_smoothed_loss(logits, target_out, 0.0).item()
+            total += label_smoothed_loss(logits, target_out, 0.0, PAD_ID).item()
             tokens += int((target_out != PAD_ID).sum())
         return total / max(tokens, 1)
 

@@ -1,0 +1,55 @@
+"""The fused projection + label-smoothed loss equals projection + F.cross_entropy, value and
+gradients, across several chunks of rows."""
+
+import torch
+
+from core.model import ModelConfig, Transformer
+from train.loss import CHUNK_ROWS, ProjectedLoss, TranslationLoss, label_smoothed_loss
+
+PAD = 0
+
+
+def reference(hidden, embedding, target, smoothing):
+    hidden = hidden.detach().requires_grad_()
+    embedding = embedding.detach().requires_grad_()
+    loss = label_smoothed_loss((hidden @ embedding.T)[None], target[None], smoothing, PAD)
+    loss.backward()
+    return loss, hidden.grad, embedding.grad
+
+
+def test_fused_loss_equals_cross_entropy_in_float32_to_rounding():
+    torch.manual_seed(0)
+    rows = 2 * CHUNK_ROWS + 37  # three chunks, the last one short
+    hidden = torch.randn(rows, 16, )
+    embedding = torch.randn(50, 16, )
+    target = torch.randint(1, 50, (rows,))
+    expected, hidden_grad, embedding_grad = reference(hidden, embedding, target, 0.1)
+    hidden_in = hidden.clone().requires_grad_()
+    embedding_in = embedding.clone().requires_grad_()
+    loss = ProjectedLoss.apply(hidden_in, embedding_in, target, 0.1, torch.float32)
+    (2.0 * loss).backward()  # the upstream gradient scales both
+    torch.testing.assert_close(loss, expected.to(loss.dtype), rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(hidden_in.grad, 2 * hidden_grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(embedding_in.grad, 2 * embedding_grad, rtol=1e-4, atol=1e-5)
+
+
+def test_translation_loss_ignores_padding_and_matches_the_model_logits():
+    torch.manual_seed(1)
+    config = ModelConfig(
+        vocab_size=40,
+        d_model=16,
+        n_heads=2,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        d_ff=32,
+        dropout=0.0,
+    )
+    model = Transformer(config)
+    source = torch.randint(1, 40, (3, 7))
+    target_in = torch.randint(1, 40, (3, 6))
+    target_out = torch.randint(1, 40, (3, 6))
+    target_out[0, 4:] = PAD
+    logits, _ = model(source, target_in)
+    expected = label_smoothed_loss(logits, target_out, 0.1, PAD)
+    loss = TranslationLoss(model, 0.1, torch.float32)(source, target_in, target_out)
+    torch.testing.assert_close(loss, expected.to(loss.dtype), rtol=1e-5, atol=1e-4)
