@@ -14,6 +14,29 @@ The budget: the shipped shape (d192) and d256, beam 4, trace, 32 output tokens, 
     python -m benchmarks.latency                          # the table
     python -m benchmarks.latency --dry-run                # seconds: the tiny model, one repeat
     python -m benchmarks.latency --baseline /tmp/before   # side by side with another core/
+    python -m benchmarks.latency --peers                  # against Hugging Face and CTranslate2
+    python -m benchmarks.latency --threads 1 2            # every case with 1 and with 2 threads
+
+--peers times beam 4 over --steps forced steps, with every attention map and without, on d128 and
+d256 (1 thread unless --threads says otherwise), in five engines: Attention Lab (core/engine.py, as
+Translator runs it), its readable path (core/model.py, Translator(fast=False)), Hugging Face
+transformers (M2M100 for a pre-LN shape, Marian for post-LN; eager attention, random weights of
+the same shapes, ``output_attentions``: every map of every step), and CTranslate2 in float32 and
+int8 (the same weights, converted; ``return_attention`` gives cross-attention only). Its packages
+are optional, installed by requirements-dev.txt; the app never imports them.
+
+Threads (measured with --threads 1 2; d192, beam 4 + trace, 32 steps): on an idle machine, in the
+main thread, 2 threads take 73 ms against 91 ms with 1 (d128 58 against 65, d256 90 against 126):
+the vocabulary projection of 4 rows halves (432 -> 201 us at d192) while every small op pays about 1
+us of fork and join (addmm 4x128 @ 128x384: 4.4 -> 5.7 us). With other work on both cores (a
+training run), 2 threads took 2.8-12 s per translation against 35-212 ms with 1: each parallel
+region waits for a second thread the scheduler has set aside. In another Python thread (as Streamlit
+runs every script), torch.set_num_threads called elsewhere may not reach OpenMP, whose thread count
+is per thread: in one measurement a translation took 281-292 ms there against 77 ms in the main
+thread (a later check, a fresh thread started after the call, inherited 1 thread). Two users at once
+in one process, 1 thread each, translated 11.0-11.6 sentences/s against 11.7-11.9 for one user (the
+GIL): more threads buy no throughput. The app uses 1 thread, set at the start of each script run
+(app/state.py: use_one_thread).
 
 Every repeat runs all cases in turn, so a busy machine slows them alike; ratios within one run say
 more than milliseconds. With --baseline, each repeat runs this checkout and the other one in
@@ -23,6 +46,7 @@ alternating worker processes and reports after / before.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -191,20 +215,307 @@ def report(args: argparse.Namespace, after: dict, before: dict | None) -> None:
             )
 
 
+# --------------------------------------------------------------------------------------------------
+# Peers: the same shapes in Hugging Face transformers and CTranslate2 (--peers)
+# --------------------------------------------------------------------------------------------------
+
+PEER_MODELS = ["d128", "d256"]
+PEERS = ["Attention Lab", "readable", "HF transformers", "CT2 fp32", "CT2 int8"]
+PEER_BEAM = 4
+CLOCKS = {
+    "wall": "wall time (the latency a user sees; on a busy machine it includes waiting for a core)",
+    "cpu": "CPU time of the process (every thread; steadier on a busy machine)",
+}
+HF_TARGET = 2.0  # Attention Lab at least this many times faster than HF, with every map
+CT2_TARGET = 1.5  # and at most this many times slower than CTranslate2 fp32
+
+
+def hf_model(name: str):
+    """A Hugging Face encoder-decoder of the shape MODELS[name], random weights, eager attention:
+    M2M100 for a pre-LN shape, Marian (the paper's post-LN) otherwise."""
+    import torch
+    import transformers
+
+    from core.tokenizer import BOS_ID, EOS_ID, PAD_ID
+
+    shape = MODELS[name]
+    config_class, model_class = (
+        (transformers.M2M100Config, transformers.M2M100ForConditionalGeneration)
+        if shape.get("norm_first")
+        else (transformers.MarianConfig, transformers.MarianMTModel)
+    )
+    config = config_class(
+        vocab_size=shape["vocab_size"],
+        d_model=shape["d_model"],
+        encoder_layers=shape.get("n_encoder_layers", 6),
+        decoder_layers=shape.get("n_decoder_layers", 6),
+        encoder_attention_heads=shape["n_heads"],
+        decoder_attention_heads=shape["n_heads"],
+        encoder_ffn_dim=shape["d_ff"],
+        decoder_ffn_dim=shape["d_ff"],
+        max_position_embeddings=256,
+        activation_function="relu",
+        scale_embedding=True,
+        pad_token_id=PAD_ID,
+        bos_token_id=BOS_ID,
+        eos_token_id=EOS_ID,
+        decoder_start_token_id=BOS_ID,
+    )
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    return model_class(config).eval()
+
+
+class CTranslate2Port:
+    """Copies a model's weights, by their names in core/model.py, into a CTranslate2 spec."""
+
+    def __init__(self, model) -> None:
+        self.weights = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+
+    def linear(self, spec, *names: str) -> None:
+        """One layer, or several stacked into one (CTranslate2 fuses W^Q, W^K, W^V)."""
+        import numpy as np
+
+        spec.weight = np.concatenate([self.weights[f"{name}.weight"] for name in names])
+        spec.bias = np.concatenate([self.weights[f"{name}.bias"] for name in names])
+
+    def norm(self, spec, name: str) -> None:
+        spec.gamma, spec.beta = self.weights[f"{name}.weight"], self.weights[f"{name}.bias"]
+
+    def attention(self, spec, name: str, norm: str, cross: bool = False) -> None:
+        """Self-attention: [W^Q; W^K; W^V], W^O; cross-attention: W^Q, [W^K; W^V], W^O."""
+        stacked = [["w_q"], ["w_k", "w_v"]] if cross else [["w_q", "w_k", "w_v"]]
+        for layer, parts in zip(spec.linear, [*stacked, ["w_o"]]):
+            self.linear(layer, *(f"{name}.{part}" for part in parts))
+        self.norm(spec.layer_norm, norm)
+
+    def feed_forward(self, spec, layer: str) -> None:
+        self.linear(spec.linear_0, f"{layer}.feed_forward.w_1")
+        self.linear(spec.linear_1, f"{layer}.feed_forward.w_2")
+        self.norm(spec.layer_norm, f"{layer}.residual_ff.norm")
+
+
+def ctranslate2_spec(model):
+    """The model as a CTranslate2 Transformer: the same weights, embeddings and positions."""
+    import numpy as np
+    from ctranslate2.specs import transformer_spec
+
+    config, port = model.config, CTranslate2Port(model)
+    spec = transformer_spec.TransformerSpec.from_config(
+        (config.n_encoder_layers, config.n_decoder_layers),
+        config.n_heads,
+        pre_norm=config.norm_first,
+    )
+    stacks = ((spec.encoder, spec.encoder.embeddings[0]), (spec.decoder, spec.decoder.embeddings))
+    for (stack, embeddings), name in zip(stacks, ("encoder", "decoder")):
+        embeddings.weight = port.weights["embedding.weight"]
+        stack.position_encodings.encodings = model.pe.numpy().copy()
+        stack.scale_embeddings = True
+        if config.norm_first:
+            port.norm(stack.layer_norm, f"{name}_norm")
+    for i, layer in enumerate(spec.encoder.layer):
+        name = f"encoder_layers.{i}"
+        port.attention(layer.self_attention, f"{name}.self_attn", f"{name}.residual_attn.norm")
+        port.feed_forward(layer.ffn, name)
+    for i, layer in enumerate(spec.decoder.layer):
+        name = f"decoder_layers.{i}"
+        port.attention(layer.self_attention, f"{name}.self_attn", f"{name}.residual_self.norm")
+        port.attention(
+            layer.attention, f"{name}.cross_attn", f"{name}.residual_cross.norm", cross=True
+        )
+        port.feed_forward(layer.ffn, name)
+    spec.decoder.projection.weight = port.weights["embedding.weight"]  # tied (section 3.4)
+    spec.decoder.projection.bias = np.zeros(config.vocab_size, dtype=np.float32)
+    spec.config.layer_norm_epsilon = 1e-5  # nn.LayerNorm's
+    vocabulary = ctranslate2_vocabulary(config.vocab_size)
+    spec.register_source_vocabulary(vocabulary)
+    spec.register_target_vocabulary(vocabulary)
+    return spec
+
+
+def ctranslate2_vocabulary(size: int) -> list[str]:
+    """Piece i is "<i>", and the special pieces have the names CTranslate2 looks for."""
+    from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+
+    vocabulary = [f"<{i}>" for i in range(size)]
+    for i, token in ((PAD_ID, "<blank>"), (UNK_ID, "<unk>"), (BOS_ID, "<s>"), (EOS_ID, "</s>")):
+        vocabulary[i] = token
+    return vocabulary
+
+
+def ctranslate2_translator(model, directory: Path, quantization: str, threads: int):
+    """A ctranslate2.Translator running ``model``'s weights, stored in ``directory``."""
+    import ctranslate2
+
+    spec = ctranslate2_spec(model)
+    spec.validate()
+    spec.optimize(quantization=quantization)
+    directory.mkdir(parents=True)
+    spec.save(str(directory))
+    return ctranslate2.Translator(
+        str(directory), "cpu", compute_type=quantization, inter_threads=1, intra_threads=threads
+    )
+
+
+def peer_runs(name: str, threads: int, args: argparse.Namespace, directory: Path) -> dict:
+    """ "runs": (peer, maps) -> a function translating the 30-token source by beam 4 in args.steps
+    forced steps; "log P difference": see :func:`log_prob_difference`."""
+    import torch
+
+    from core.translator import Translator
+
+    translator = build_translator(name)
+    readable = Translator(translator.model, translator.tokenizer, fast=False)
+    text = source_text(MODELS[name]["vocab_size"], args.source_length)
+    ids = translator.tokenizer.encode_source(text, "de")
+    hf = hf_model(name)
+    source = torch.tensor([ids])
+    ct2 = {
+        q: ctranslate2_translator(translator.model, directory / f"{name}-{q}", q, threads)
+        for q in ("float32", "int8")
+    }
+    vocabulary = ctranslate2_vocabulary(translator.model.config.vocab_size)
+    tokens = [vocabulary[i] for i in ids]
+    steps = dict(min_decoding_length=args.steps, max_decoding_length=args.steps)
+
+    def lab(which, maps):
+        return lambda: which.translate(text, beam_size=PEER_BEAM, trace=maps, max_length=args.steps)
+
+    def hugging_face(maps):
+        return lambda: hf.generate(
+            source,
+            attention_mask=torch.ones_like(source),
+            num_beams=PEER_BEAM,
+            do_sample=False,
+            min_new_tokens=args.steps,
+            max_new_tokens=args.steps,
+            output_attentions=maps,
+            return_dict_in_generate=True,
+        )
+
+    def ctranslate2(quantization, maps):
+        return lambda: ct2[quantization].translate_batch(
+            [tokens], beam_size=PEER_BEAM, return_attention=maps, **steps
+        )
+
+    runs = {}
+    for maps in (True, False):
+        runs["Attention Lab", maps] = lab(translator, maps)
+        runs["readable", maps] = lab(readable, maps)
+        runs["HF transformers", maps] = hugging_face(maps)
+        runs["CT2 fp32", maps] = ctranslate2("float32", maps)
+        runs["CT2 int8", maps] = ctranslate2("int8", maps)
+    return {"runs": runs, "log P difference": log_prob_difference(translator, ct2["float32"], text)}
+
+
+def log_prob_difference(translator, ct2, text: str) -> float:
+    """max |log P(y_t | y_<t, x)| difference between Attention Lab and CTranslate2 over the output
+    of Attention Lab's beam search: how exactly CTranslate2 runs the same weights."""
+    from core.tokenizer import EOS_ID
+
+    result = translator.translate(text, beam_size=PEER_BEAM)
+    ours = translator.inspect(result).token_scores  # log P of each output token, </s> included
+    vocabulary = ctranslate2_vocabulary(len(translator.tokenizer))
+    target = [vocabulary[i] for i in result.output_ids if i != EOS_ID]  # CTranslate2 adds </s>
+    source = [vocabulary[i] for i in result.source_ids]
+    theirs = ct2.score_batch([source], [target])[0].log_probs[: len(ours)]
+    return max(abs(a - b) for a, b in zip(ours, theirs))
+
+
+def measure_peers(args: argparse.Namespace) -> tuple[dict, dict]:
+    """Every (model, threads, maps, peer) args.repeats times, round-robin -> milliseconds of wall
+    time and of the process's CPU time, keyed (clock, model, threads, maps, peer); and per
+    (model, threads) the log P difference of CTranslate2 fp32."""
+    import tempfile
+
+    import torch
+
+    results: dict[tuple, list[float]] = {}
+    exactness: dict[tuple, float] = {}
+    with tempfile.TemporaryDirectory(prefix="latency-peers-") as directory:
+        runs = {}
+        for name in args.models:
+            for threads in args.threads:
+                torch.set_num_threads(threads)
+                built = peer_runs(name, threads, args, Path(directory))
+                exactness[name, threads] = built["log P difference"]
+                for (peer, maps), run in built["runs"].items():
+                    runs[name, threads, maps, peer] = run
+        for key, run in runs.items():  # warm-up
+            torch.set_num_threads(key[1])
+            run()
+        for _ in range(args.repeats):
+            for key, run in runs.items():
+                torch.set_num_threads(key[1])
+                wall, cpu = time.perf_counter(), time.process_time()
+                run()
+                results.setdefault(("wall", *key), []).append(1000 * (time.perf_counter() - wall))
+                results.setdefault(("cpu", *key), []).append(1000 * (time.process_time() - cpu))
+    return results, exactness
+
+
+def report_peers(args: argparse.Namespace, results: dict, exactness: dict) -> None:
+    """The table of the issue, in wall time and in CPU time, and the targets."""
+    print(
+        f"beam {PEER_BEAM}, {args.source_length}-token source, {args.steps} forced steps, "
+        f"median of {args.repeats}, ms; all maps: Attention Lab every map (encoder, decoder, "
+        "cross, and every beam step's cross-attention), HF every map of every step, "
+        "CTranslate2 cross-attention only"
+    )
+    runs = list(itertools.product(args.models, args.threads))
+    for clock, title in CLOCKS.items():
+        print(f"\n{title}")
+        print(f"{'case':<30}" + "".join(f"{p:>16}" for p in PEERS) + f"{'HF/Lab':>8}{'Lab/CT2':>8}")
+        for (name, threads), maps in itertools.product(runs, (True, False)):
+            ms = medians(results, clock, name, threads, maps)
+            case = f"{name}, {threads} thread(s), " + ("all maps" if maps else "no maps")
+            row = "".join(f"{ms[p]:>16.1f}" for p in PEERS)
+            hf, ct2 = (
+                ms["HF transformers"] / ms["Attention Lab"],
+                ms["Attention Lab"] / ms["CT2 fp32"],
+            )
+            print(f"{case:<30}{row}{hf:>8.2f}{ct2:>8.2f}")
+        for name, threads in runs:
+            print(target_verdict(medians(results, clock, name, threads, True), name, threads))
+    for (name, threads), difference in exactness.items():
+        print(
+            f"{name}, {threads} thread(s): CTranslate2 fp32 computes Attention Lab's log P "
+            f"within {difference:.1e} (the same weights)"
+        )
+
+
+def medians(results: dict, clock: str, name: str, threads: int, maps: bool) -> dict[str, float]:
+    """peer -> median milliseconds of one case."""
+    return {peer: statistics.median(results[clock, name, threads, maps, peer]) for peer in PEERS}
+
+
+def target_verdict(ms: dict[str, float], name: str, threads: int) -> str:
+    """The issue's targets for beam 4 with every map: >= 2x faster than HF, <= 1.5x CT2 fp32."""
+    faster = ms["HF transformers"] / ms["Attention Lab"]
+    slower = ms["Attention Lab"] / ms["CT2 fp32"]
+    return (
+        f"target {name}, {threads} thread(s), all maps: {faster:.2f}x faster than HF "
+        f"({'met' if faster >= HF_TARGET else 'NOT met'}, >= {HF_TARGET:g}x), "
+        f"{slower:.2f}x CTranslate2 fp32 ({'met' if slower <= CT2_TARGET else 'NOT met'}, "
+        f"<= {CT2_TARGET:g}x)"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--models",
         nargs="+",
         choices=sorted(MODELS),
-        default=["tiny", "d128", "d192", "d256"],
-        help="model sizes to run (default: %(default)s)",
+        help=f"model sizes to run (default: {' '.join(MODELS)}; with --peers, "
+        f"{' '.join(PEER_MODELS)})",
     )
     parser.add_argument(
         "--threads",
         nargs="+",
         type=int,
-        help="torch.set_num_threads values to run every case with (default: torch's default)",
+        help="torch.set_num_threads values to run every case with (default: torch's default; "
+        "with --peers, 1)",
     )
     parser.add_argument(
         "--steps",
@@ -226,12 +537,22 @@ def main(argv: list[str] | None = None) -> None:
         "runs it and this checkout in alternating worker processes",
     )
     parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="time Attention Lab, its readable path, Hugging Face transformers and CTranslate2 "
+        f"(fp32, int8) side by side, beam 4 with and without maps (default models: "
+        f"{' '.join(PEER_MODELS)}; needs requirements-dev.txt)",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="seconds: the tiny model, 4 steps, one repeat (checks that the benchmark runs)",
     )
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.peers:
+        args.models, args.threads = args.models or PEER_MODELS, args.threads or [1]
+    args.models = args.models or list(MODELS)
     if args.dry_run:
         args.models, args.steps, args.repeats = ["tiny"], 4, 1
 
@@ -248,6 +569,16 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"torch {torch.__version__}, core from {Path(core.__file__).parent}")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.peers:
+        import ctranslate2
+        import transformers
+
+        transformers.logging.set_verbosity_error()
+        print(f"transformers {transformers.__version__}, ctranslate2 {ctranslate2.__version__}")
+        results, exactness = measure_peers(args)
+        print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        report_peers(args, results, exactness)
+        return
     before = None
     if args.baseline is None:
         after = measure(args)

@@ -5,6 +5,10 @@ tokens with log-probabilities, which candidates were kept, pruned or finished an
 cross-attention that produced the step. The app's step-by-step view is drawn from this record.
 What a step keeps, finishes and prunes is decided by :func:`select`, a pure function of the ranked
 extensions; the words saying why are put together only when the search is traced.
+
+Both searches run on the readable :class:`core.model.Transformer` or on :class:`core.engine.Engine`,
+which runs its weights fast and computes the same numbers: they ask of it only ``config``,
+``encode``, ``new_cache`` and ``decode``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import Tensor
 
+from core.engine import Engine
 from core.labelled_attention import LabelledAttention, hypothesis_labels
 from core.model import Intermediates, Transformer
 from core.tokenizer import BOS_ID, EOS_ID
@@ -48,7 +53,7 @@ def max_output_length(source_length: int, max_len: int) -> int:
 
 @torch.inference_mode()
 def greedy_decode(
-    model: Transformer, source: Tensor, max_length: int | None = None
+    model: Transformer | Engine, source: Tensor, max_length: int | None = None
 ) -> list[list[int]]:
     """Pick the most probable token at every step, y_t = argmax P(y | y_<t, x), for a batch.
 
@@ -201,7 +206,7 @@ def select(
 
 @torch.inference_mode()
 def beam_search(
-    model: Transformer,
+    model: Transformer | Engine,
     source: Tensor,
     beam_size: int = 4,
     alpha: float = 0.6,

@@ -10,6 +10,9 @@
     result.word_attention.cross            # the same, pieces merged into words
     result.steps                           # the beam search, step by step
 
+Decoding runs on :class:`core.engine.Engine`, the model's weights run fast with the same numbers;
+``Translator.load(fast=False)`` decodes with the readable model of core/model.py alone.
+
 S indexes ``source_tokens`` (the encoder input: <2de> pieces </s>); T indexes the decoder
 positions: position t reads ``decoder_input_tokens[t]`` (<s>, then the output so far) and predicts
 ``output_tokens[t]``. See :mod:`core.labelled_attention` for every kind of attention.
@@ -33,6 +36,7 @@ from core.checkpoint import (
     read_card,
 )
 from core.decoding import BeamStep, Hypothesis, beam_search, greedy_decode
+from core.engine import Engine
 from core.labelled_attention import (
     AttentionSet,
     LabelledAttention,
@@ -134,21 +138,47 @@ class EncoderBatch:
 
 
 class Translator:
-    """A trained model with its vocabulary and model card."""
+    """A trained model with its vocabulary and model card.
 
-    def __init__(self, model: Transformer, tokenizer: Tokenizer, card: dict | None = None) -> None:
+    fast=True (the default) computes on :class:`core.engine.Engine`, which runs the model's
+    weights with less overhead and gives the same translations, beam steps and attention (within
+    1e-5, tests/test_engine.py); whenever the engine cannot stand for the model (an
+    intervention from core/ablation.py, training mode), the model computes. fast=False: always the
+    readable model of core/model.py.
+    """
+
+    def __init__(
+        self, model: Transformer, tokenizer: Tokenizer, card: dict | None = None, fast: bool = True
+    ) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.card = card or {}
         self.device = next(model.parameters()).device
+        self.fast = fast
+        self._engine: Engine | None = None
+
+    @property
+    def decoder(self) -> Transformer | Engine:
+        """What computes: the engine while it can stand for the model (rebuilt when the model's
+        weights changed), else the model itself."""
+        if not self.fast or not Engine.can_run(self.model):
+            return self.model
+        if self._engine is None or not self._engine.is_current():
+            self._engine = Engine(self.model)
+        return self._engine
 
     @classmethod
     def load(
-        cls, path: str | Path | None = None, device: str = "cpu", weights: str = MODEL_FILE
+        cls,
+        path: str | Path | None = None,
+        device: str = "cpu",
+        weights: str = MODEL_FILE,
+        fast: bool = True,
     ) -> Translator:
         """Load a model directory (model.pt, spm.model, card.json); default: the shipped model.
         ``weights`` names another model file of the directory, such as a snapshot
-        (snapshots/step_0001000.pt), read with the directory's vocabulary and card."""
+        (snapshots/step_0001000.pt), read with the directory's vocabulary and card; ``fast``: see
+        :class:`Translator`."""
         path = Path(path) if path is not None else DEFAULT_MODEL
         if not path.is_dir():
             raise CheckpointError(f"{path}: no such model directory")
@@ -168,7 +198,7 @@ class Translator:
                 f"the model expects {model.config.vocab_size}"
             )
         card = read_card(path / CARD_FILE)
-        return cls(model, tokenizer, card)
+        return cls(model, tokenizer, card, fast)
 
     @property
     def max_source_tokens(self) -> int:
@@ -212,7 +242,7 @@ class Translator:
         source = torch.tensor([ids], device=self.device)
         pieces = self.tokenizer.pieces
         beam = beam_search(
-            self.model, source, beam_size, length_penalty, max_length, trace, pieces=pieces
+            self.decoder, source, beam_size, length_penalty, max_length, trace, pieces=pieces
         )
         output = beam.tokens  # ends with eos unless the length budget ran out
         decoder_input = [BOS_ID, *output[:-1]]
@@ -253,7 +283,7 @@ class Translator:
         teacher-forced: (T, vocabulary), row t the distribution output token t was chosen from."""
         source = torch.tensor([result.source_ids], device=self.device)
         target = torch.tensor([result.decoder_input_ids], device=self.device)
-        logits, _ = self.model(source, target)
+        logits, _ = self.decoder(source, target)
         return logits[0].float().softmax(-1).cpu().numpy()
 
     @torch.inference_mode()
@@ -261,7 +291,7 @@ class Translator:
         """The attention and embeddings of a full pass over the chosen output; returns its logits
         (1, T, vocabulary)."""
         target = torch.tensor([result.decoder_input_ids], device=self.device)
-        logits, trace = self.model(source, target, inspect=True)
+        logits, trace = self.decoder(source, target, inspect=True)
         texts = (result.source_tokens, result.decoder_input_tokens, result.output_tokens)
         result.attention = traced_attention(trace, *texts)
         result.word_attention = in_words(result.attention, *texts)
@@ -281,7 +311,7 @@ class Translator:
         padded = [row + [PAD_ID] * (width - len(row)) for row in rows]
         source = torch.tensor(padded, device=self.device)
         trace = Intermediates()
-        self.model.encode(source, trace)
+        self.decoder.encode(source, trace)
         tokens = [self.tokenizer.pieces(row) for row in padded]
         attention = [labelled(trace.encoder_self, t, t, row) for row, t in enumerate(tokens)]
         return EncoderBatch(np.array(padded), tokens, np.array(padded) != PAD_ID, attention)
@@ -308,6 +338,6 @@ class Translator:
             source = torch.tensor(
                 [r + [PAD_ID] * (width - len(r)) for r in rows], device=self.device
             )
-            for i, tokens in zip(chunk, greedy_decode(self.model, source)):
+            for i, tokens in zip(chunk, greedy_decode(self.decoder, source)):
                 outputs[i] = self.tokenizer.decode(tokens)
         return outputs

@@ -1,0 +1,531 @@
+"""A fast path for decoding: the weights of :class:`core.model.Transformer`, run with less overhead.
+
+core/model.py is the paper's code, written to be read, and the reference. This module runs the same
+weights for translation and computes the same numbers: the same tokens, and in float32 with one
+thread every number to the last bit on the machines we measured (tests/test_engine.py compares
+translations, beam traces and every attention map with the model's, within 1e-5):
+
+- W^Q, W^K and W^V of a self-attention are one (3D, D) matrix [W^Q; W^K; W^V] built from the
+  model's own, so one matmul projects all three; a cross-attention's W^K and W^V likewise.
+- The decoder's keys and values go into a buffer allocated once per search, written in place at
+  each step instead of concatenated into a new tensor; beam search reorders them into a second
+  buffer and the two swap. The cross-attention's keys and values are laid out once per sentence.
+- Activations are rows (B T, D) and every matmul is called directly, with the operands the model's
+  nn.Linear and matmul pass on: no module calls, no per-call reshaping, folding and dispatch.
+- The pre-softmax projection of a beam step's few rows goes block by block over the vocabulary
+  (:meth:`Engine.unembed`): the same products, 3-6 ms less per 32-step beam search (d128-d256).
+
+Every operation that decides a number is the one the model runs, on operands of the same shapes
+and layouts, so the results agree to the last bit; what is saved is overhead: a decoder step of a
+small model is a few hundred tiny operations, and on a CPU each costs microseconds however small.
+With several threads, or on another CPU, MKL may split the fused matmul differently from three
+separate ones, and a last bit may differ (tests/test_engine.py bounds it).
+
+An :class:`Engine` answers what core/decoding.py asks of a model (``config``, ``encode``,
+``new_cache``, ``decode``), and ``engine(source, target, inspect=True)`` is the model's inspected
+forward pass, so the searches and traces run on either. It stands for a model in eval mode without
+interventions (core/ablation.py), built from its weights at one moment: :meth:`Engine.can_run`
+and :meth:`Engine.is_current` say when it does (core.translator.Translator checks both).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from core.model import (
+    AttentionMaps,
+    Intermediates,
+    MultiHeadAttention,
+    Transformer,
+    padding_mask,
+    subsequent_mask,
+)
+
+# --------------------------------------------------------------------------------------------------
+# Weights, gathered once from the model
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Linear:
+    """y = x W^T + b on rows (N, in) -> (N, out), computed as nn.Linear computes it."""
+
+    weight_t: Tensor  # (in, out): a transposed view of the (out, in) W, as F.linear passes it
+    bias: Tensor  # (out,)
+
+    @classmethod
+    def of(cls, *linears: nn.Linear) -> Linear:
+        """One layer, its own weights; or several stacked into one, [W_1; W_2; ...], a copy."""
+        weights = [linear.weight.detach() for linear in linears]
+        biases = [linear.bias.detach() for linear in linears]
+        if len(linears) == 1:
+            return cls(weights[0].t(), biases[0])
+        return cls(torch.cat(weights).t(), torch.cat(biases))
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return torch.addmm(self.bias, x, self.weight_t)
+
+    def columns(self, start: int, stop: int) -> Linear:
+        """The outputs start..stop of the layer, a view of its weights."""
+        return Linear(self.weight_t[:, start:stop], self.bias[start:stop])
+
+
+@dataclass
+class Norm:
+    """LayerNorm(x) = (x - mean) / sqrt(var + eps) * weight + bias, over the last dimension."""
+
+    weight: Tensor  # (D,)
+    bias: Tensor  # (D,)
+    eps: float
+
+    @classmethod
+    def of(cls, norm: nn.LayerNorm) -> Norm:
+        return cls(norm.weight.detach(), norm.bias.detach(), norm.eps)
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return torch.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
+
+
+@dataclass
+class FeedForward:
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2."""
+
+    w_1: Linear  # D -> d_ff
+    w_2: Linear  # d_ff -> D
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return self.w_2(torch.relu_(self.w_1(x)))
+
+
+@dataclass
+class AttentionWeights:
+    """One multi-head attention's projections, W^Q, W^K, W^V stacked into one (D -> 3D) layer."""
+
+    n_heads: int
+    qkv: Linear  # x -> [Q | K | V]
+    q: Linear  # x -> Q, a view of qkv's weights
+    kv: Linear  # x -> [K | V], a view of qkv's weights
+    out: Linear  # Concat(heads) -> Concat(heads) W^O
+    sqrt_d_k: Tensor  # sqrt(d_k), 0-dim: the scores' divisor
+
+    @classmethod
+    def of(cls, attention: MultiHeadAttention) -> AttentionWeights:
+        qkv = Linear.of(attention.w_q, attention.w_k, attention.w_v)
+        d_model = attention.n_heads * attention.d_k
+        return cls(
+            attention.n_heads,
+            qkv,
+            qkv.columns(0, d_model),
+            qkv.columns(d_model, 3 * d_model),
+            Linear.of(attention.w_o),
+            torch.tensor(math.sqrt(attention.d_k)),
+        )
+
+
+@dataclass
+class EncoderLayer:
+    """Self-attention over the source, then the feed-forward network."""
+
+    self_attn: AttentionWeights
+    feed_forward: FeedForward
+    norm_attn: Norm
+    norm_ff: Norm
+
+
+@dataclass
+class DecoderLayer:
+    """Masked self-attention, cross-attention over the encoder output, then the feed-forward."""
+
+    self_attn: AttentionWeights
+    cross_attn: AttentionWeights
+    feed_forward: FeedForward
+    norm_self: Norm
+    norm_cross: Norm
+    norm_ff: Norm
+
+
+def feed_forward_of(layer: nn.Module) -> FeedForward:
+    return FeedForward(Linear.of(layer.feed_forward.w_1), Linear.of(layer.feed_forward.w_2))
+
+
+def encoder_layer_of(layer: nn.Module) -> EncoderLayer:
+    return EncoderLayer(
+        AttentionWeights.of(layer.self_attn),
+        feed_forward_of(layer),
+        Norm.of(layer.residual_attn.norm),
+        Norm.of(layer.residual_ff.norm),
+    )
+
+
+def decoder_layer_of(layer: nn.Module) -> DecoderLayer:
+    return DecoderLayer(
+        AttentionWeights.of(layer.self_attn),
+        AttentionWeights.of(layer.cross_attn),
+        feed_forward_of(layer),
+        Norm.of(layer.residual_self.norm),
+        Norm.of(layer.residual_cross.norm),
+        Norm.of(layer.residual_ff.norm),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Attention
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Mask:
+    """Where a query may attend (True), broadcasting to (B, H, T_q, T_k), and its complement for
+    an inspected pass: None when nothing is masked, and the masked scores are the scores."""
+
+    allowed: Tensor
+    forbidden: Tensor | None
+
+    @classmethod
+    def of(cls, allowed: Tensor, inspect: bool) -> Mask:
+        return cls(allowed, None if not inspect or allowed.all() else ~allowed)
+
+
+def split_heads(rows: Tensor, batch: int, n_heads: int) -> Tensor:
+    """(B T, H d_k) -> (B, H, T, d_k), a view."""
+    return rows.view(batch, -1, n_heads, rows.size(1) // n_heads).transpose(1, 2)
+
+
+class KeysValues:
+    """Keys and values to attend to, (B, H, T_k, d_k) each; ``folded``: as the explicit path's
+    matmuls take them, K^T (B H, d_k, T_k) and V (B H, T_k, d_k), folded as torch.matmul folds
+    them (a view where it can, else the same copy)."""
+
+    def __init__(self, key: Tensor, value: Tensor) -> None:
+        self.key, self.value = key, value
+
+    @cached_property
+    def folded(self) -> tuple[Tensor, Tensor]:
+        batch, n_heads, length, d_k = self.key.shape
+        key_t = self.key.transpose(2, 3).reshape(batch * n_heads, d_k, length)
+        return key_t, self.value.reshape(batch * n_heads, length, d_k)
+
+
+def attend(
+    query: Tensor,
+    keys: KeysValues,
+    mask: Mask,
+    sqrt_d_k: Tensor,
+    record: list[AttentionMaps] | None,
+) -> Tensor:
+    """Concat(softmax(Q K^T / sqrt(d_k)) V) for (B, H, T_q, d_k) queries -> rows (B T_q, D).
+
+    As the model does: with a record, the explicit path of core.model.attention, appending its
+    maps; without, the fused kernel, with the same mask.
+    """
+    batch, n_heads, length, d_k = query.shape
+    if record is None:
+        heads = F.scaled_dot_product_attention(query, keys.key, keys.value, mask.allowed)
+    else:
+        key_t, value = keys.folded
+        scores = torch.bmm(query.reshape(batch * n_heads, length, d_k), key_t).div_(sqrt_d_k)
+        scores = scores.view(batch, n_heads, length, -1)  # (B, H, T_q, T_k)
+        masked = scores if mask.forbidden is None else scores.masked_fill(mask.forbidden, -math.inf)
+        weights = masked.softmax(dim=-1)
+        heads = torch.bmm(weights.view(batch * n_heads, length, -1), value)
+        heads = heads.view(batch, n_heads, length, d_k)
+        record.append(AttentionMaps(scores, masked, weights))
+    return heads.transpose(1, 2).reshape(batch * length, n_heads * d_k)
+
+
+def residual(
+    x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: Norm, norm_first: bool
+) -> Tensor:
+    """Pre-LN x + Sublayer(LN(x)), or the paper's post-LN LN(x + Sublayer(x)) (eval: no dropout)."""
+    if norm_first:
+        return x + sublayer(norm(x))
+    return norm(x + sublayer(x))
+
+
+# --------------------------------------------------------------------------------------------------
+# The decoder's keys and values
+# --------------------------------------------------------------------------------------------------
+
+
+class DecoderBuffers:
+    """Every decoder layer's keys and values between steps.
+
+    Self-attention: one buffer (T_max, L, 2, B, H, d_k) for all L layers, positions outermost, so
+    that a step writes one block per layer and the pages of positions not reached are never
+    touched; beam search reorders the rows of every layer in one copy into a second buffer, and
+    the two swap. Cross-attention: each layer's K and V of the encoder output, (B or 1, H, S, d_k)
+    each, projected at the first step (batch 1 when every row decodes the same sentence), and for
+    the explicit path folded once for each number of rows, where the model's matmul folds them
+    at every step.
+    """
+
+    def __init__(self, max_len: int, n_layers: int, n_heads: int, d_k: int) -> None:
+        self.shape = (max_len, n_layers, 2, n_heads, d_k)  # (T_max, L, 2, H, d_k), rows apart
+        self.length = 0  # positions held
+        self.buffer: Tensor | None = None  # (T_max, L, 2, B, H, d_k)
+        self.spare: Tensor | None = None
+        self.memory: list[tuple[Tensor, Tensor] | None] = [None] * n_layers  # K, V per layer
+        self.memory_by_rows: list[dict[int, KeysValues]] = [{} for _ in range(n_layers)]
+
+    def new_buffer(self, rows: int, like: Tensor) -> Tensor:
+        max_len, n_layers, two, n_heads, d_k = self.shape
+        return like.new_empty(max_len, n_layers, two, rows, n_heads, d_k)
+
+    def append(self, layer: int, kv: Tensor, batch: int) -> KeysValues:
+        """Write layer ``layer``'s [K | V] of the new positions, rows (B T_new, 2D), after the
+        positions held; return its every key and value so far, views of the buffer."""
+        new = kv.size(0) // batch
+        if self.buffer is None:
+            self.buffer = self.new_buffer(batch, kv)
+        end = self.length + new
+        _, _, _, n_heads, d_k = self.shape
+        # (B, T_new, 2, H, d_k) -> (T_new, 2, B, H, d_k)
+        block = kv.view(batch, new, 2, n_heads, d_k).permute(1, 2, 0, 3, 4)
+        self.buffer[self.length : end, layer, :, :batch] = block
+        held = self.buffer[:end, layer, :, :batch].permute(1, 2, 3, 0, 4)  # (2, B, H, T_k, d_k)
+        return KeysValues(held[0], held[1])
+
+    def memory_keys_values(
+        self, layer: int, memory: Tensor, weights: AttentionWeights, rows: int
+    ) -> KeysValues:
+        """Layer ``layer``'s K and V of the encoder output memory (B or 1, S, D) for ``rows``
+        queries: projected at the first step, and kept for each number of rows, folded once."""
+        if self.memory[layer] is None:
+            batch, length, _ = memory.shape
+            kv = weights.kv(memory.reshape(batch * length, -1))
+            self.memory[layer] = split_heads(kv, batch, 2 * weights.n_heads).chunk(2, dim=1)
+        by_rows = self.memory_by_rows[layer]
+        if rows not in by_rows:
+            key, value = (x.expand(rows, *x.shape[1:]) for x in self.memory[layer])
+            by_rows[rows] = KeysValues(key, value)
+        return by_rows[rows]
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep the rows in ``index`` (beam search: each survivor takes its parent's keys and
+        values). A batch-1 cross-attention cache serves every row alike and stays as it is."""
+        rows = index.numel()
+        if self.spare is None or self.spare.size(3) != rows:
+            self.spare = self.new_buffer(rows, self.buffer)
+        torch.index_select(self.buffer[: self.length], 3, index, out=self.spare[: self.length])
+        self.buffer, self.spare = self.spare, self.buffer
+        for layer, (key, value) in enumerate(self.memory):
+            if key.size(0) > 1:
+                self.memory[layer] = key.index_select(0, index), value.index_select(0, index)
+                self.memory_by_rows[layer].clear()
+
+
+@dataclass
+class LayerBuffers:
+    """One decoder layer's share of the :class:`DecoderBuffers`."""
+
+    buffers: DecoderBuffers
+    layer: int
+
+    def append(self, kv: Tensor, batch: int) -> KeysValues:
+        return self.buffers.append(self.layer, kv, batch)
+
+    def memory_keys_values(
+        self, memory: Tensor, weights: AttentionWeights, rows: int
+    ) -> KeysValues:
+        return self.buffers.memory_keys_values(self.layer, memory, weights, rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# Layers
+# --------------------------------------------------------------------------------------------------
+
+
+def encoder_layer(
+    layer: EncoderLayer,
+    x: Tensor,
+    batch: int,
+    mask: Mask,
+    norm_first: bool,
+    record: list[AttentionMaps] | None,
+) -> Tensor:
+    """Rows (B S, D) -> (B S, D): x attends to itself, then the feed-forward."""
+    weights = layer.self_attn
+
+    def self_attention(h: Tensor) -> Tensor:
+        query, key, value = split_heads(weights.qkv(h), batch, 3 * weights.n_heads).chunk(3, 1)
+        heads = attend(query, KeysValues(key, value), mask, weights.sqrt_d_k, record)
+        return weights.out(heads)
+
+    x = residual(x, self_attention, layer.norm_attn, norm_first)
+    return residual(x, layer.feed_forward, layer.norm_ff, norm_first)
+
+
+def decoder_layer(
+    layer: DecoderLayer,
+    x: Tensor,
+    batch: int,
+    memory: Tensor,
+    masks: tuple[Mask, Mask],
+    buffers: LayerBuffers,
+    norm_first: bool,
+    trace: Intermediates | None,
+) -> Tensor:
+    """Rows (B T_new, D) of the new target positions -> (B T_new, D); memory (B or 1, S, D) the
+    encoder output; masks: the self-attention's (T_new, T_k) and the memory's."""
+    self_mask, memory_mask = masks
+    self_maps, cross_maps = (trace.decoder_self, trace.cross) if trace else (None, None)
+
+    def self_attention(h: Tensor) -> Tensor:
+        weights = layer.self_attn
+        qkv = weights.qkv(h)  # (B T_new, 3D)
+        d_model = qkv.size(1) // 3
+        keys = buffers.append(qkv[:, d_model:], batch)
+        query = split_heads(qkv[:, :d_model], batch, weights.n_heads)
+        return weights.out(attend(query, keys, self_mask, weights.sqrt_d_k, self_maps))
+
+    def cross_attention(h: Tensor) -> Tensor:
+        weights = layer.cross_attn
+        query = split_heads(weights.q(h), batch, weights.n_heads)
+        keys = buffers.memory_keys_values(memory, weights, batch)
+        return weights.out(attend(query, keys, memory_mask, weights.sqrt_d_k, cross_maps))
+
+    x = residual(x, self_attention, layer.norm_self, norm_first)
+    x = residual(x, cross_attention, layer.norm_cross, norm_first)
+    return residual(x, layer.feed_forward, layer.norm_ff, norm_first)
+
+
+# --------------------------------------------------------------------------------------------------
+# The engine
+# --------------------------------------------------------------------------------------------------
+
+# x E^T over the embedding in blocks of this many bytes (they stay in a 2 MB L2 cache), for this
+# many rows: measured with MKL, 4 rows at d128-d256 took 20-30% less time (the concatenation
+# included); 1 row takes MKL's gemv path, whose sums depend on the width (blocked, not
+# bit-identical); 32 rows took longer.
+VOCABULARY_BLOCK_BYTES = 2**19
+FEW_ROWS = range(2, 9)
+
+
+def weights_version(model: nn.Module) -> list[tuple[int, int]]:
+    """Changes whenever a parameter is written in place or replaced."""
+    return [(p._version, p.data_ptr()) for p in model.parameters()]
+
+
+class Engine:
+    """A model's weights, run fast: what core/decoding.py and the traces ask of a model."""
+
+    def __init__(self, model: Transformer) -> None:
+        self.model = model
+        self.config = config = model.config
+        self.norm_first = config.norm_first
+        self.embedding = model.embedding.weight.detach()  # (V, D)
+        block = max(1, VOCABULARY_BLOCK_BYTES // self.embedding[0].nbytes)
+        self.embedding_blocks = [e.T for e in self.embedding.split(block)]  # (D, <= block) each
+        self.sqrt_d_model = torch.tensor(math.sqrt(config.d_model))
+        self.pe = model.pe
+        self.causal = subsequent_mask(config.max_len, self.embedding.device)
+        self.encoder_layers = [encoder_layer_of(layer) for layer in model.encoder_layers]
+        self.decoder_layers = [decoder_layer_of(layer) for layer in model.decoder_layers]
+        self.encoder_norm = Norm.of(model.encoder_norm) if config.norm_first else None
+        self.decoder_norm = Norm.of(model.decoder_norm) if config.norm_first else None
+        self.version = weights_version(model)
+
+    @staticmethod
+    def can_run(model: Transformer) -> bool:
+        """An engine computes what ``model`` computes: a float32 model in eval mode, with no
+        intervention."""
+        float32 = model.embedding.weight.dtype == torch.float32
+        return (
+            float32
+            and not model.training
+            and all(
+                module.head_gate is None and module.replace_weights is None
+                for module in model.modules()
+                if isinstance(module, MultiHeadAttention)
+            )
+        )
+
+    def is_current(self) -> bool:
+        """The model's weights are still those the engine was built from."""
+        return weights_version(self.model) == self.version
+
+    def embed(self, tokens: Tensor, offset: int = 0) -> tuple[Tensor, Tensor, Tensor]:
+        """Embedding(x) * sqrt(D) + PE for positions offset.. offset+T: the input as rows (B T, D),
+        the scaled token embedding (B, T, D) and the positional encoding (T, D)."""
+        batch, length = tokens.shape
+        if offset + length > self.config.max_len:
+            raise ValueError(
+                f"sequence of {offset + length} tokens > max_len={self.config.max_len}"
+            )
+        token_embedding = F.embedding(tokens, self.embedding) * self.sqrt_d_model
+        pe = self.pe[offset : offset + length]
+        return (token_embedding + pe).view(batch * length, -1), token_embedding, pe
+
+    def encode(self, source: Tensor, trace: Intermediates | None = None) -> tuple[Tensor, Tensor]:
+        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S); with a trace, the
+        embeddings and each layer's self-attention are recorded into it."""
+        source_mask = padding_mask(source, self.config.pad_id)
+        mask = Mask.of(source_mask, trace is not None)
+        x, token_embedding, pe = self.embed(source)
+        if trace is not None:
+            trace.source_embedding, trace.source_positional = token_embedding, pe
+        batch = source.size(0)
+        for layer in self.encoder_layers:
+            record = trace.encoder_self if trace else None
+            x = encoder_layer(layer, x, batch, mask, self.norm_first, record)
+        memory = self.encoder_norm(x) if self.encoder_norm else x
+        return memory.view(batch, source.size(1), -1), source_mask
+
+    def new_cache(self) -> list[DecoderBuffers]:
+        """Empty key/value buffers of every decoder layer, as one entry (the model's cache has
+        one per layer): beam search reorders them all in one copy."""
+        config = self.config
+        n_layers = len(self.decoder_layers)
+        return [DecoderBuffers(config.max_len, n_layers, config.n_heads, config.d_k)]
+
+    def decode(
+        self,
+        target: Tensor,
+        memory: Tensor,
+        memory_mask: Tensor,
+        cache: list[DecoderBuffers] | None = None,
+        trace: Intermediates | None = None,
+    ) -> Tensor:
+        """Logits (B, T, V) for the next token after each target position, as the model's
+        :meth:`core.model.Transformer.decode`: with a cache (from :meth:`new_cache`), target holds
+        the positions after those already cached."""
+        (buffers,) = cache or self.new_cache()
+        offset = buffers.length
+        batch, length = target.shape
+        x, token_embedding, pe = self.embed(target, offset)
+        if trace is not None:
+            trace.target_embedding, trace.target_positional = token_embedding, pe
+        # new queries see every cached position and the causal part of the new block
+        causal = self.causal[:, :, offset : offset + length, : offset + length]
+        masks = (Mask.of(causal, trace is not None), Mask.of(memory_mask, trace is not None))
+        for i, layer in enumerate(self.decoder_layers):
+            layer_buffers = LayerBuffers(buffers, i)
+            x = decoder_layer(layer, x, batch, memory, masks, layer_buffers, self.norm_first, trace)
+        buffers.length += length
+        if self.decoder_norm:
+            x = self.decoder_norm(x)
+        return self.unembed(x).view(batch, length, -1)
+
+    def unembed(self, x: Tensor) -> Tensor:
+        """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T,
+        rows (N, D) -> (N, V); a few rows block by block over E (see VOCABULARY_BLOCK_BYTES), the
+        same products as one matmul."""
+        if x.size(0) not in FEW_ROWS:
+            return torch.mm(x, self.embedding.T)
+        return torch.cat([torch.mm(x, block) for block in self.embedding_blocks], dim=1)
+
+    def __call__(
+        self, source: Tensor, target: Tensor, inspect: bool = False
+    ) -> tuple[Tensor, Intermediates | None]:
+        """Teacher-forced pass: source (B, S), target (B, T) -> logits (B, T, V) and, with
+        inspect=True, the :class:`core.model.Intermediates`."""
+        trace = Intermediates() if inspect else None
+        memory, memory_mask = self.encode(source, trace)
+        return self.decode(target, memory, memory_mask, trace=trace), trace

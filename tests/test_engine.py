@@ -1,0 +1,252 @@
+"""core/engine.py computes what core/model.py computes: the same translations, beam steps and
+attention maps, for random models and the shipped one, greedy and beam 4, single sentences and
+padded batches. Tokens, texts and beam decisions must be identical; numbers agree within 1e-5.
+With one thread (the app's setting) they were equal to the last bit on the machines we measured,
+but MKL may pick other kernels for the fused Q/K/V matmul on another CPU or with two threads
+(measured there: at most 1.1e-6 on the shipped model's attention maps)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from core.ablation import Head, intervened_translator
+from core.decoding import beam_search, greedy_decode
+from core.engine import Engine
+from core.model import ModelConfig, Transformer
+from core.tokenizer import BOS_ID, EOS_ID
+from core.translator import Translator
+from tests.conftest import TINY
+
+# post-LN with d_k 8 (the tiny test model), and pre-LN with d_k 12 and uneven depths
+CONFIGS = {
+    "post-LN": TINY,
+    "pre-LN": dataclasses.replace(
+        TINY, d_model=48, n_heads=4, n_encoder_layers=3, n_decoder_layers=2, norm_first=True
+    ),
+}
+SENTENCES = [
+    ("The dog runs away.", "de"),
+    ("She reads a book in the garden every morning.", "fr"),
+    ("Where is the station?", "de"),
+    ("I think that the weather will be better tomorrow, but I am not sure.", "fr"),
+]
+TOLERANCE = 1e-5
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def assert_same(expected, actual, where: str = "result") -> None:
+    """Every field of two results equal: tensors, arrays and floats within TOLERANCE; token ids,
+    texts, statuses, dtypes and shapes exactly. Recurses into dataclasses and lists."""
+    if isinstance(expected, (torch.Tensor, np.ndarray)):
+        expected, actual = torch.as_tensor(expected), torch.as_tensor(actual)
+        assert (expected.dtype, expected.shape) == (actual.dtype, actual.shape), where
+        close = torch.allclose(expected, actual, rtol=0, atol=TOLERANCE, equal_nan=True)
+        assert close, f"{where}: {(expected - actual).abs().nan_to_num().max()}"
+    elif dataclasses.is_dataclass(expected):
+        assert type(expected) is type(actual), where
+        for field in dataclasses.fields(expected):
+            name = field.name
+            assert_same(getattr(expected, name), getattr(actual, name), f"{where}.{name}")
+    elif isinstance(expected, (list, tuple)):
+        assert len(expected) == len(actual), f"{where}: {len(expected)} != {len(actual)} items"
+        for i, (a, b) in enumerate(zip(expected, actual)):
+            assert_same(a, b, f"{where}[{i}]")
+    elif isinstance(expected, float):
+        assert expected == pytest.approx(actual, rel=0, abs=TOLERANCE, nan_ok=True), where
+    else:
+        assert expected == actual, f"{where}: {expected!r} != {actual!r}"
+
+
+def random_model(config: ModelConfig, seed: int) -> Transformer:
+    """A random model nudged to say </s> now and then, so searches also end by eos."""
+    torch.manual_seed(seed)
+    model = Transformer(config).eval()
+    with torch.no_grad():
+        model.embedding.weight[EOS_ID] *= 6
+    return model
+
+
+def random_sources(config: ModelConfig, n: int = 4) -> list[torch.Tensor]:
+    generator = torch.Generator().manual_seed(7)
+    lengths = torch.randint(3, 20, (n,), generator=generator).tolist()
+    return [torch.randint(5, config.vocab_size, (1, s), generator=generator) for s in lengths]
+
+
+def padded(rows: list[list[int]], pad_id: int = 0) -> torch.Tensor:
+    width = max(len(row) for row in rows)
+    return torch.tensor([row + [pad_id] * (width - len(row)) for row in rows])
+
+
+# --------------------------------------------------------------------------------------------------
+# Random models
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_beam_search_is_the_models(name, beam_size):
+    config = CONFIGS[name]
+    ended_by_eos = reordered = 0
+    for seed in range(3):
+        model = random_model(config, seed)
+        engine = Engine(model)
+        for source in random_sources(config):
+            for trace in (False, True):
+                expected = beam_search(model, source, beam_size, trace=trace)
+                actual = beam_search(engine, source, beam_size, trace=trace)
+                assert_same(expected, actual)
+            ended_by_eos += expected.tokens[-1] == EOS_ID
+            reordered += any(c.parent > 0 for s in expected.steps for c in s.candidates)
+    assert ended_by_eos and expected.steps  # eos, the length limit and the trace were exercised
+    assert reordered or beam_size == 1  # survivors took other rows' keys and values
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_padded_greedy_batch_is_the_models(name):
+    config = CONFIGS[name]
+    model = random_model(config, 1)
+    batch = padded([source[0].tolist() for source in random_sources(config, 6)])
+    assert (batch == config.pad_id).any()
+    expected = greedy_decode(model, batch)
+    assert greedy_decode(Engine(model), batch) == expected
+    assert expected == [greedy_decode(model, row[row != config.pad_id][None])[0] for row in batch]
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_inspected_pass_over_a_padded_batch_is_the_models(name):
+    """Every attention map (scores, masked scores, weights), the embeddings and the logits."""
+    config = CONFIGS[name]
+    model = random_model(config, 2)
+    sources = padded([s[0].tolist() for s in random_sources(config, 3)])
+    targets = padded([[BOS_ID, *s[0, :5].tolist()] for s in random_sources(config, 3)])
+    engine = Engine(model)
+    with torch.inference_mode():
+        expected = model(sources, targets, inspect=True)
+        assert_same(expected, engine(sources, targets, inspect=True))
+        assert_same(model(sources, targets), engine(sources, targets))
+    _, trace = expected
+    assert len(trace.cross) == config.n_decoder_layers
+    assert torch.isinf(trace.encoder_self[0].masked_scores).any()  # the padding was masked
+
+
+# --------------------------------------------------------------------------------------------------
+# Translator: fast by default, the same results as the readable path
+# --------------------------------------------------------------------------------------------------
+
+
+def fast_and_readable(translator: Translator) -> tuple[Translator, Translator]:
+    readable = Translator(translator.model, translator.tokenizer, translator.card, fast=False)
+    assert isinstance(translator.decoder, Engine) and readable.decoder is readable.model
+    return translator, readable
+
+
+def assert_translators_agree(fast: Translator, readable: Translator, sentences) -> None:
+    for text, target in sentences:
+        for beam_size in (1, 4):
+            expected = readable.translate(text, target, beam_size, trace=True)
+            assert_same(expected, fast.translate(text, target, beam_size, trace=True))
+    texts = [text for text, _ in sentences]
+    assert fast.translate_batch(texts, "de", beam_size=1) == readable.translate_batch(
+        texts, "de", beam_size=1
+    )
+
+
+def test_translator_is_fast_and_the_same(translator):
+    fast, readable = fast_and_readable(translator)
+    assert_translators_agree(fast, readable, SENTENCES)
+    result = readable.translate(*SENTENCES[1], trace=True)
+    assert_same(readable.inspect(result), fast.inspect(result))
+    assert_same(readable.predictions(result), fast.predictions(result))
+    texts = [text for text, _ in SENTENCES]  # of different lengths: padded
+    assert_same(readable.encode_batch(texts), fast.encode_batch(texts))
+
+
+@pytest.fixture(scope="module")
+def shipped() -> Translator:
+    return Translator.load()
+
+
+def test_the_shipped_model_translates_the_same(shipped):
+    fast, readable = fast_and_readable(shipped)
+    assert_translators_agree(fast, readable, SENTENCES)
+    result = fast.translate(*SENTENCES[0])
+    assert "Hund" in result.text  # a real translation, not noise
+
+
+def test_cached_steps_give_the_models_logits_for_any_number_of_rows(shipped):
+    """1 to 9 hypotheses (the vocabulary projection takes another path for a few rows)."""
+    model, engine = shipped.model, Engine(shipped.model)
+    source = torch.tensor([shipped.source_ids(*SENTENCES[3])[0]])
+    generator = torch.Generator().manual_seed(3)
+    for rows in range(1, 10):
+        prefix = torch.randint(5, model.config.vocab_size, (rows, 3), generator=generator)
+        with torch.inference_mode():
+            caches = model.new_cache(), engine.new_cache()
+            memories = model.encode(source), engine.encode(source)
+            for position in range(prefix.size(1)):
+                tokens = prefix[:, position : position + 1]
+                expected = model.decode(tokens, *memories[0], caches[0])
+                assert_same(expected, engine.decode(tokens, *memories[1], caches[1]))
+
+
+def test_two_threads_keep_the_tokens_and_the_numbers_within_tolerance(shipped):
+    fast, readable = fast_and_readable(shipped)
+    torch.set_num_threads(2)  # on a busy machine two threads are slow: one sentence
+    expected = readable.translate(*SENTENCES[0], beam_size=4, trace=True)
+    actual = fast.translate(*SENTENCES[0], beam_size=4, trace=True)
+    assert_same(expected, actual)
+
+
+# --------------------------------------------------------------------------------------------------
+# When the engine cannot stand for the model
+# --------------------------------------------------------------------------------------------------
+
+
+def test_the_engine_follows_changed_weights(tiny_model_dir):
+    fast, readable = fast_and_readable(Translator.load(tiny_model_dir))
+    engine = fast.decoder
+    with torch.no_grad():
+        fast.model.decoder_layers[0].self_attn.w_q.weight.mul_(3.0)  # inside the fused W^QKV
+    assert fast.decoder is not engine
+    assert_translators_agree(fast, readable, SENTENCES[:1])
+
+
+def test_interventions_and_training_mode_decode_on_the_model(translator):
+    ablated = intervened_translator(translator, [Head("cross", 0, 1)])
+    assert ablated.decoder is ablated.model
+    translator.model.train()
+    try:
+        assert translator.decoder is translator.model
+    finally:
+        translator.model.eval()
+    assert isinstance(translator.decoder, Engine)
+
+
+# --------------------------------------------------------------------------------------------------
+# The latency benchmark's peers (optional packages of requirements-dev.txt)
+# --------------------------------------------------------------------------------------------------
+
+
+def test_peers_benchmark_dry_run_times_every_engine(capsys):
+    pytest.importorskip("transformers")
+    pytest.importorskip("ctranslate2")
+    from benchmarks import latency
+
+    latency.main(["--peers", "--dry-run"])
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith("tiny, 1 thread(s), ")]
+    assert len(rows) == 4  # with and without maps, in wall time and in CPU time
+    assert all(float(ms) > 0 for row in rows for ms in row[-7:])  # five engines and two ratios
+    exact = [line for line in out.splitlines() if "computes Attention Lab's log P" in line]
+    assert len(exact) == 1 and float(exact[0].split("within ")[1].split()[0]) < 1e-4
