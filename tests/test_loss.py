@@ -20,8 +20,8 @@ def reference(hidden, embedding, target, smoothing):
 def test_fused_loss_equals_cross_entropy_in_float32_to_rounding():
     torch.manual_seed(0)
     rows = 2 * CHUNK_ROWS + 37  # three chunks, the last one short
-    hidden = torch.randn(rows, 16, )
-    embedding = torch.randn(50, 16, )
+    hidden = torch.randn(rows, 16)
+    embedding = torch.randn(50, 16)
     target = torch.randint(1, 50, (rows,))
     expected, hidden_grad, embedding_grad = reference(hidden, embedding, target, 0.1)
     hidden_in = hidden.clone().requires_grad_()
