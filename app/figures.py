@@ -37,11 +37,21 @@ WORD_START = "·"
 GRID_HOVER_CELLS = 40_000  # model view cells that get token names on hover
 
 
+def piece_text(text: str) -> str:
+    """Text as the app shows it, in figures, tables and selectors alike: SentencePiece's
+    word-start mark ▁ as WORD_START (core's labels keep ▁: they are the data; this is only how
+    they are shown)."""
+    return text.replace(SENTENCEPIECE_WORD_START, WORD_START)
+
+
 def plot_text(text: str) -> str:
-    """Text shown literally by plotly: & < > as entities, and SentencePiece's word-start mark ▁
-    as WORD_START (core's labels keep ▁: they are the data; this is only how they are drawn)."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return escaped.replace(SENTENCEPIECE_WORD_START, WORD_START)
+    """Text shown literally by plotly: & < > as entities, and pieces as :func:`piece_text`."""
+    return piece_text(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+
+
+def plot_lines(text: str) -> str:
+    """Text shown literally by plotly, as :func:`plot_text`, with a line break at each newline."""
+    return "<br>".join(plot_text(line) for line in text.split("\n"))
 
 
 def _labels(tokens: Sequence[str]) -> list[str]:
@@ -92,8 +102,8 @@ def heatmap(
 
     ``rows`` and ``columns``, when given, label the positions (tick labels and hover); without them
     an axis shows plain position numbers (long axes: dimensions, positions). -inf cells are left
-    empty and marked −∞. Hover shows the row, the column and the value, or ``value_text``, which
-    ``show_text`` also writes into the cells.
+    empty and marked −∞. Hover shows the row, the column and the value, or ``value_text`` (plain
+    text, a newline breaks its line), which ``show_text`` also writes into the cells.
     """
     z = np.asarray(z, dtype=float)
     n_rows, n_cols = z.shape
@@ -110,7 +120,7 @@ def heatmap(
     row_labels = _labels(rows) if rows is not None else None
     col_labels = _labels(columns) if columns is not None else None
     if value_text is not None:
-        value_text = np.vectorize(plot_text, otypes=[str])(np.asarray(value_text, dtype=str))
+        value_text = np.vectorize(plot_lines, otypes=[str])(np.asarray(value_text, dtype=str))
     if row_labels is None and col_labels is None and value_text is None:
         trace.hovertemplate = (
             f"{axis_names[0]} %{{y}}<br>{axis_names[1]} %{{x}}<br>{value_name} %{{z:.4f}}"
@@ -1036,7 +1046,7 @@ def head_dashboard(values: np.ndarray, roles: Sequence[str], title: str, name: s
         zmin=None,
         zmax=None,
         value_text=np.array(
-            [f"{role}<br>{value:.2f}" for role, value in zip(roles, values.ravel())]
+            [f"{role}\n{value:.2f}" for role, value in zip(roles, values.ravel())]
         ).reshape(values.shape),
         show_text=True,
     )

@@ -6,7 +6,7 @@ lives in the URL. The model comes from $ATTENTION_LAB_MODEL, else from pretraine
 
 import streamlit as st
 
-from app import memory, ui
+from app import memory, state, ui
 
 ABOUT = (
     "Attention Lab: a Transformer translating English into German and French, and what its "
@@ -42,6 +42,7 @@ st.set_page_config(
     layout="wide",
     menu_items={"About": ABOUT},
 )
+state.use_one_thread()
 page = st.navigation(PAGES)
 ui.sidebar()
 ui.sentence_banner()  # on every page: with the sidebar collapsed it is the only English

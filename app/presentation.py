@@ -1,46 +1,57 @@
 """Presentation mode (``?present=true``): the app as slides on a projector.
 
 The sidebar starts collapsed (open it to leave the mode); the page's title, prose and pickers are
-hidden (the lecturer says them; a view is chosen before, or in the URL), its buttons and sliders
-stay (the beam search's and the story's steps); the sentence and its translation stand in large
-type above the figures (ui.sentence_banner), and every chart is as tall as the screen allows, so
-that the page's first figure is seen whole without scrolling, at 1280x720 as at 1920x1080 (for a
-sentence of up to two lines in the banner). Streamlit does not tell the server the size of the
-window, so the height is CSS (vh) on the chart's element, which the chart fills when drawn with
-height="stretch".
+hidden (the lecturer says them; a view is chosen before, or in the URL), except the layer and
+head pickers, drawn small on one line; its buttons and sliders stay (the beam search's and the
+story's steps); the sentence and its translation stand in large type above the figures
+(ui.sentence_banner), and every chart is as tall as the screen allows, so that the page's first
+figure is seen whole without scrolling, at 1280x720 as at 1920x1080 (for a sentence of up to two
+lines in the banner). Streamlit does not tell the server the size of the window, so the height is
+CSS (vh) on the chart's element, which the chart fills when drawn with height="stretch".
 """
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
+# The key prefix of the containers that hold the pickers presentation mode keeps (a layer, a
+# head: ui.pick(..., in_presentation=True)); Streamlit gives them the class st-key-<key>.
+KEPT = "in-presentation-"
 FONT_SIZE = 16  # tick labels, legends and titles: read from the back of a lecture hall
 HOVER_FONT_SIZE = 20
 # What stands above a page's first chart: Streamlit's header, the banner, a heading and a row of
-# buttons (the beam search's steps), with the gaps between them.
+# buttons or pickers (the beam search's steps, a layer and a head), with the gaps between them.
 ABOVE_FIRST_CHART = "17.5rem"
 # A figure drawn taller than its own layout height by at most this factor: a map of a few rows
 # stays a small map instead of a few giant cells.
 MAX_GROWTH = 1.6
 
-CSS = """<style>
+CSS = f"""<style>
 /* the room the page gives to figures */
-[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; padding-bottom: 2rem; }
+[data-testid="stMainBlockContainer"] {{ padding-top: 3.5rem; padding-bottom: 2rem; }}
 /* the page's title: the banner and the figures' titles say what is on screen */
-[data-testid="stMain"] .stElementContainer:has(h1) { display: none; }
-[data-testid="stMain"] h2, [data-testid="stMain"] h3 { font-size: 1.3rem; padding: 0.25rem 0; }
+[data-testid="stMain"] .stElementContainer:has(h1) {{ display: none; }}
+[data-testid="stMain"] h2, [data-testid="stMain"] h3 {{ font-size: 1.3rem; padding: 0.25rem 0; }}
 /* the sentence and its translation, large (ui.sentence_banner) */
-.st-key-sentence-banner [data-testid="stText"] { font-size: 1.9rem; line-height: 1.25; }
+.st-key-sentence-banner [data-testid="stText"] {{ font-size: 1.9rem; line-height: 1.25; }}
 /* the page's prose and pickers; not its buttons and sliders (the beam search's steps), nor the
-   story's question to the audience */
+   story's question to the audience, nor the pickers it keeps (below) */
 [data-testid="stMain"] .stElementContainer:has(> :is(
     [data-testid="stMarkdown"], [data-testid="stButtonGroup"], [data-testid="stCheckbox"],
     [data-testid="stSelectbox"], [data-testid="stMultiSelect"], [data-testid="stTextInput"],
     [data-testid="stTextArea"], [data-testid="stNumberInput"]
-)):not(.st-key-sentence-banner *),
-[data-testid="stMain"] :is(.st-key-snapshot, [data-testid="stExpander"], [role="tablist"]) {
+)):not(.st-key-sentence-banner *):not([class*="st-key-{KEPT}"] *),
+[data-testid="stMain"] :is(.st-key-snapshot, [data-testid="stExpander"], [role="tablist"]) {{
     display: none;
-}
+}}
+/* the pickers it keeps (a layer, a head): the label beside small options, one line */
+[class*="st-key-{KEPT}"] [data-testid="stButtonGroup"] {{
+    display: flex; align-items: center; gap: 0.5rem;
+}}
+[class*="st-key-{KEPT}"] [data-testid="stWidgetLabel"] {{ margin: 0; min-height: 0; }}
+[class*="st-key-{KEPT}"] [role="radiogroup"] button {{
+    min-height: 1.8rem; padding: 0 0.6rem; font-size: 0.9rem;
+}}
 </style>"""
 
 

@@ -17,7 +17,7 @@ import functools
 import pickle
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Generic, TypeVar
 
 import cachetools
 import numpy as np
@@ -46,34 +46,46 @@ def freeze(value: object) -> None:
             freeze(item)
 
 
+class Shared(Generic[Value]):
+    """A function of hashable arguments whose results every session shares (see :func:`shared`):
+    call it for the result, computed if need be; :meth:`stored` for a result already kept."""
+
+    def __init__(self, compute: Callable[..., Value], max_bytes: int, spinner: str | None):
+        functools.update_wrapper(self, compute)
+        self._compute, self._max_bytes, self._spinner = compute, max_bytes, spinner
+        self._name = f"{compute.__module__}.{compute.__qualname__}"
+
+    def __call__(self, *args: Hashable) -> Value:
+        value = self.stored(*args)
+        if value is None:
+            with st.spinner(self._spinner) if self._spinner else contextlib.nullcontext():
+                value = self._compute(*args)
+            freeze(value)
+            cache, lock = _store(self._name, self._max_bytes)
+            # a value larger than the whole budget raises ValueError: returned, not kept
+            with lock, contextlib.suppress(ValueError):
+                cache[args] = value
+        return value
+
+    def stored(self, *args: Hashable) -> Value | None:
+        """The result for ``args`` if a session computed it and it is still kept, else None;
+        never computes it."""
+        cache, lock = _store(self._name, self._max_bytes)
+        with lock:
+            return cache.get(args)
+
+
+@st.cache_resource(show_spinner=False)
+def _store(name: str, max_bytes: int) -> tuple[cachetools.LRUCache, threading.Lock]:
+    """The values of the function ``name``, in a cache_resource so that Streamlit's "Clear
+    caches" empties them too."""
+    return cachetools.LRUCache(maxsize=max_bytes, getsizeof=size_in_bytes), threading.Lock()
+
+
 def shared(
     max_bytes: int, spinner: str | None = None
-) -> Callable[[Callable[..., Value]], Callable[..., Value]]:
+) -> Callable[[Callable[..., Value]], Shared[Value]]:
     """Decorate a function of hashable arguments: each result is computed once (showing
     ``spinner`` meanwhile), frozen and kept while the results kept weigh at most ``max_bytes``;
     a result larger than that is returned but not kept. Callers must not change a result."""
-
-    def decorate(compute: Callable[..., Value]) -> Callable[..., Value]:
-        @st.cache_resource(show_spinner=False)
-        def store(name: str) -> tuple[cachetools.LRUCache, threading.Lock]:
-            # In a cache_resource, so that Streamlit's "Clear caches" empties this one too; one
-            # per decorated function (``name``), as every ``store`` has the same code.
-            return cachetools.LRUCache(maxsize=max_bytes, getsizeof=size_in_bytes), threading.Lock()
-
-        @functools.wraps(compute)
-        def cached(*args: Hashable) -> Value:
-            cache, lock = store(f"{compute.__module__}.{compute.__qualname__}")
-            with lock:
-                value: Any = cache.get(args)
-            if value is None:
-                with st.spinner(spinner) if spinner else contextlib.nullcontext():
-                    value = compute(*args)
-                freeze(value)
-                # a value larger than the whole budget raises ValueError: returned, not kept
-                with lock, contextlib.suppress(ValueError):
-                    cache[args] = value
-            return value
-
-        return cached
-
-    return decorate
+    return lambda compute: Shared(compute, max_bytes, spinner)

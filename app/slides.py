@@ -29,9 +29,20 @@ ATTENTION_KINDS = {
     "cross": "Cross-attention",
 }
 SOURCE_LANGUAGE = "English"
-CAPTION_CHARS = 110  # per line: fits the 1280 px wide export at CAPTION_FONT_PX
+# A caption's and a title's lines fit the narrowest chart the app draws, a phone's (about 350
+# px for text on a 390 px wide screen), where app/narrow.py draws them smaller (10 px: about
+# 4.4 px a character; a 12 px bold title: about 5.5), and a chart in one of two columns on a
+# laptop (about 400 px) at their own sizes (12 px: 5.2 px a character).
+CAPTION_CHARS = 76
+TITLE_CHARS = 60
 CAPTION_FONT_PX = 12
 CAPTION_LINE_PX = 16  # a caption line's height at CAPTION_FONT_PX
+TITLE_LINE_PX = 21  # a title line's height (the chart theme's 16 px)
+TITLE_PAD_PX = 8  # above the title
+# Plotly draws a title of several lines that is anchored at its top about 0.7 em higher than a
+# title of one line (its first line would be cut): moved down by this much, which covers
+# presentation mode's 20 px titles.
+MULTILINE_TITLE_SHIFT_PX = 14
 CAPTION_GAP_PX = 10  # between the title and the caption
 DEFAULT_HEIGHT = 450  # plotly's, for figures that set none
 # The export: a 1280 x 720 layout (16:9) drawn at 1.5x, so the PNG is 1920 x 1080 and its text
@@ -100,14 +111,21 @@ def caption_lines(caption: Caption) -> list[str]:
 
 
 def add_caption(fig: go.Figure, caption: Caption) -> None:
-    """Draws ``caption`` into ``fig`` as the subtitle under its title, and makes the figure that
-    much taller so that the plot keeps its size. A figure that fixes its top margin (heatmaps,
-    whose column labels sit on top) gets the caption's height added to it; otherwise the title's
-    automargin makes room."""
+    """Draws ``caption`` into ``fig`` as the subtitle under its title, wraps a long title (see
+    TITLE_CHARS), and makes the figure that much taller so that the plot keeps its size. A
+    figure that fixes its top margin (heatmaps, whose column labels sit on top) gets that height
+    added to it; otherwise the title's automargin makes room."""
     lines = caption_lines(caption)
-    extra = len(lines) * CAPTION_LINE_PX + CAPTION_GAP_PX
+    # broken between words only: the title is markup already (&lt;), which a break could split
+    title = textwrap.wrap(
+        fig.layout.title.text or "", TITLE_CHARS, break_on_hyphens=False, break_long_words=False
+    ) or [""]
+    shift = MULTILINE_TITLE_SHIFT_PX if len(title) > 1 else 0
+    extra = len(lines) * CAPTION_LINE_PX + (len(title) - 1) * TITLE_LINE_PX + shift
+    extra += CAPTION_GAP_PX
     fig.update_layout(
         title={
+            "text": "<br>".join(title),
             "subtitle": {
                 "text": "<br>".join(plot_text(line) for line in lines),
                 "font": {"size": CAPTION_FONT_PX, "color": "#555555"},
@@ -116,7 +134,7 @@ def add_caption(fig: go.Figure, caption: Caption) -> None:
             "yref": "container",
             "y": 1,
             "yanchor": "top",
-            "pad": {"t": 8},
+            "pad": {"t": TITLE_PAD_PX + shift},
         },
         height=(fig.layout.height or DEFAULT_HEIGHT) + extra,
     )

@@ -64,11 +64,17 @@ def model_dir() -> Path:
     return Path(os.environ.get(MODEL_ENV) or DEFAULT_MODEL)
 
 
+def use_one_thread() -> None:
+    """Compute this script run on one thread. One sentence at a time is too small to gain from
+    more, and on a busy machine (2 cores) two threads waiting on each other made a translation
+    10-30x slower. Called at the start of every run, not once at load: Streamlit runs each
+    script in a thread of its own, and OpenMP keeps a thread count per thread, which torch sets
+    in the calling thread only (see benchmarks/latency.py's notes on threads)."""
+    torch.set_num_threads(1)
+
+
 @st.cache_resource(show_spinner="Loading the model…")
 def load_translator(path: str) -> Translator:
-    # One sentence at a time is too small to gain from more threads, and on a busy machine
-    # (2 cores) two threads waiting on each other made a translation 10-30x slower.
-    torch.set_num_threads(1)
     translator = Translator.load(path)
     memory.freeze_what_is_loaded()  # collections after each run skip it: app/memory.py
     return translator
@@ -80,6 +86,7 @@ def load_translator(path: str) -> Translator:
 # worst-case fill: python -m benchmarks.load.
 ANALYSES_BYTES = 128 * 2**20
 SNAPSHOT_VIEWS_BYTES = 64 * 2**20
+IMPORTANCE_BYTES = 2**20  # a (layers, heads) array each: thousands of sentences
 
 
 @shared(ANALYSES_BYTES, spinner="Translating…")
@@ -100,7 +107,6 @@ SNAPSHOTS_IN_MEMORY = 3
 
 @st.cache_resource(max_entries=SNAPSHOTS_IN_MEMORY, show_spinner=False)
 def load_snapshot(path: str, step: int, weights: str) -> Translator:
-    torch.set_num_threads(1)  # as load_translator
     return snapshots.load_snapshot(path, Snapshot(step, weights))
 
 
@@ -219,11 +225,13 @@ def cached_word_shift(
     return shift, changed.translate(text, target, beam, alpha)
 
 
-@st.cache_data(max_entries=64, show_spinner="Switching each head off in turn…")
+@shared(IMPORTANCE_BYTES, spinner="Switching each head off in turn…")
 def cached_importance(
     path: str, text: str, target: str, beam: int, alpha: float, kind: str
 ) -> np.ndarray:
-    """Every head's importance for the translation (layers, heads): core.ablation."""
+    """Every head's importance for the translation (layers, heads): core.ablation. The costliest
+    pass a page makes, so the Heads lab makes it only when asked; once made, every session
+    finds it (``cached_importance.stored``)."""
     normal = cached_analysis(path, text, target, beam, alpha).result
     return head_importance(load_translator(path), normal, kind)
 

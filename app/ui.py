@@ -6,14 +6,15 @@ through markdown or HTML."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import presentation, slides, state
+from app import figures, narrow, presentation, slides, state
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import LANGUAGES, CheckpointError, InputError
 from core.labelled_attention import LabelledAttention
@@ -32,7 +33,8 @@ def _use_example() -> None:
 
 
 def sidebar() -> None:
-    """The controls shared by every page."""
+    """The controls shared by every page, and the page's style (narrow screens; presentation
+    mode)."""
     with st.sidebar:
         if "text" not in st.session_state and "text" not in st.query_params:
             st.session_state.text = DEFAULTS.text  # no value=: the examples set it
@@ -88,6 +90,7 @@ def sidebar() -> None:
             "download it in this format, with its caption.",
         )
         st.caption("The address bar holds this view: copy it to share exactly what is on screen.")
+    st.html(narrow.CSS)
     if settings().present:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.html(presentation.CSS)
@@ -190,9 +193,17 @@ def attention_download(attention: LabelledAttention, caption: slides.Caption, na
 
 
 def table(rows: Sequence[dict], formats: dict[str, str] | None = None, **kwargs: Any) -> None:
-    """Rows of dicts as a dataframe; ``formats`` maps a column to a printf format."""
+    """Rows of dicts as a dataframe, their text as the figures show it (pieces with ·, see
+    figures.piece_text); ``formats`` maps a column to a printf format."""
+    shown = [
+        {
+            name: figures.piece_text(value) if isinstance(value, str) else value
+            for name, value in row.items()
+        }
+        for row in rows
+    ]
     config = {name: st.column_config.NumberColumn(format=f) for name, f in (formats or {}).items()}
-    st.dataframe(list(rows), hide_index=True, column_config=config, **kwargs)
+    st.dataframe(shown, hide_index=True, column_config=config, **kwargs)
 
 
 def pick(
@@ -202,23 +213,50 @@ def pick(
     default: Any = None,
     format_func: Callable[[Any], str] = str,
     help: str | None = None,
+    in_presentation: bool = False,
 ) -> Any:
     """One of a few options as a segmented control, kept in the URL under ``key`` as its code,
     str(option) (``?to=fr``, not the label shown). A code that is not an option (another
-    sentence, another model, a mistyped link) falls back to the default, which the URL omits."""
+    sentence, another model, a mistyped link) falls back to the default, which the URL omits.
+    Presentation mode hides a page's pickers, except those ``in_presentation`` (a layer, a head:
+    what a lecturer changes while presenting), which it draws compact."""
     options = list(options)
     default = options[0] if default is None else default
     if st.session_state.get(key) not in options:
         codes = {str(option): option for option in options}
         st.session_state[key] = codes.get(st.query_params.get(key), default)
-    value = st.segmented_control(
-        label, options, format_func=format_func, key=key, required=True, help=help
-    )
+    with st.container(key=f"{presentation.KEPT}{key}") if in_presentation else nullcontext():
+        value = st.segmented_control(
+            label, options, format_func=format_func, key=key, required=True, help=help
+        )
     if value == default:
         st.query_params.pop(key, None)
     else:
         st.query_params[key] = str(value)
     return value
+
+
+def on_demand(
+    label: str, key: str, scope: Hashable, done: bool = False, help: str | None = None
+) -> bool:
+    """Whether to show work too costly to do on every rerun (a lecture hall asks for many new
+    sentences at once): True when it is ``done`` already (in any session), or once its button,
+    ``label``, was pressed for this ``scope`` (what the work depends on: the sentence, its
+    settings...). Shown, it lives in the URL as ``?<key>=true``, so that a copied link shows it
+    too; another scope (a new sentence) shows the button again."""
+    seen = f"{key}_scope"
+    if st.session_state.get(seen, scope) != scope:
+        st.query_params.pop(key, None)  # asked for what was on screen before
+    st.session_state[seen] = scope
+    if done or st.query_params.get(key) == "true":
+        st.query_params[key] = "true"
+        return True
+    st.button(label, key=f"{key}_ask", on_click=_ask, args=(key,), help=help)
+    return False
+
+
+def _ask(key: str) -> None:
+    st.query_params[key] = "true"
 
 
 def snapshot_picker() -> SnapshotView | None:

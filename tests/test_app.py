@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from app import presentation, state
 from app.analysis import MAX_CHARS
-from app.figures import plot_text
+from app.figures import SENTENCEPIECE_WORD_START, WORD_START, piece_text, plot_text
+from core.head_focus import rank_heads
 from tests.conftest import chart_specs as charts
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
@@ -69,6 +70,7 @@ def test_every_page_opens_with_charts(app, page):
     assert at.title[0].value
     # the tiny model has no training log and no snapshots (tests/test_snapshots.py has them)
     assert charts(at) or page in ("model", "training")
+    assert not [cell for cell in text_cells(at) if SENTENCEPIECE_WORD_START in cell]
 
 
 def test_typing_a_sentence_translates_it(app, translator):
@@ -95,6 +97,25 @@ def test_target_language_reaches_the_model(app):
     at.button_group(key="to").set_value("fr").run()
     assert_fine(at)
     assert at.dataframe[0].value["piece"][0] == "<2fr>"
+
+
+def text_cells(at: AppTest) -> list[str]:
+    """Every text cell of every table on the page."""
+    return [
+        cell
+        for frame in at.dataframe
+        for column in frame.value.columns
+        for cell in frame.value[column]
+        if isinstance(cell, str)
+    ]
+
+
+def test_tables_show_word_starts_as_the_figures_do(app, translator):
+    at = app("tokenization")
+    source = translator.translate(state.DEFAULTS.text).source_tokens
+    assert any(piece.startswith(SENTENCEPIECE_WORD_START) for piece in source)
+    assert list(at.dataframe[0].value["piece"]) == [piece_text(piece) for piece in source]
+    assert piece_text("▁The") == f"{WORD_START}The" == plot_text("▁The")  # one rule for both
 
 
 def test_reference_translation_is_scored(app):
@@ -199,6 +220,30 @@ def test_clicking_a_grid_tile_opens_that_head_large(app, translator):
         at.run()
     link = {name: value for name, value in at.query_params.items() if name != "view"}
     assert titles(app("attention", **link)) == ["Cross-attention, layer 1, head 3"]  # One head
+
+
+def test_the_word_to_follow_names_its_position_and_round_trips_through_the_url(app, translator):
+    first, second = "The dog saw the cat near the tree.", "The dog saw the cat near the trees."
+    at = app("explain", text=first, pair=second)
+    assert_fine(at)
+    options = at.selectbox(key="follow").options
+    assert len(options) == len(set(options))  # "the" twice, told apart
+    encoder = [
+        translator.translate(text, trace=True).word_attention.encoder for text in (first, second)
+    ]
+    the = [i for i, word in enumerate(encoder[0].query_labels) if word == "the"]
+    assert len(the) == 2 and {f"{i}: the" for i in the} <= set(options)
+    second_the = options.index(f"{the[1]}: the")
+    at.selectbox(key="follow").set_value(second_the).run()
+    assert_fine(at)
+    best = rank_heads(encoder[0], the[1], skip_self=True)[0]
+    drawn = {chart.key: json.loads(chart.proto.spec) for chart in at.get("plotly_chart")}
+    for name, attention in zip(("first", "second"), encoder):
+        row = attention.query_labels.index("the", the[0] + 1)  # the second "the" of each
+        expected = attention.weights[best.layer, best.head, row]
+        np.testing.assert_allclose(array(drawn[f"chart-pair-{name}"]["data"][0]["x"]), expected)
+    link = app("explain", text=first, pair=second, follow=f"{the[1]}: the")  # the URL holds it
+    assert link.selectbox(key="follow").value == second_the  # (Chromium: test_browser_explain)
 
 
 def test_beam_search_steps(app):

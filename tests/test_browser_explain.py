@@ -5,11 +5,11 @@ Run only these: python -m pytest -m browser tests/test_browser_explain.py
 """
 
 import html
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-from app.figures import plot_text
+from app.figures import piece_text, plot_text
 from core.ablation import Head, distribution_shift, intervened_translator
 from core.attribution import lenses
 from core.minimal_pairs import PAIRS
@@ -40,7 +40,8 @@ def test_explain_lenses_intervention_and_minimal_pair(server, page, translator):
     page.get_by_role("combobox", name="Produced piece to explain").click()
     page.get_by_role("option").nth(2).click()
     wait_for_app(page)
-    assert query(page)["word"] == f"2: {traced.attention.cross.query_labels[2]}"  # in the URL
+    label = piece_text(traced.attention.cross.query_labels[2])  # · for ▁, as in the figures
+    assert query(page)["word"] == f"2: {label}"  # in the URL
     page.wait_for_selector(".st-key-chart-lenses-2 .js-plotly-plot .main-svg")
     expected = lenses(translator.model, traced, 2)
     assert tick_texts(page, "lenses-2", "y") == list(expected.values)  # a row per lens
@@ -80,3 +81,24 @@ def test_explain_lenses_intervention_and_minimal_pair(server, page, translator):
         assert translator.translate(text, "de", 4, 0.6).text in codes
     page.wait_for_selector(".st-key-chart-pair-difference .js-plotly-plot .main-svg")
     assert not page.locator("[data-testid='stException']").count()
+
+
+def test_the_word_to_follow_tells_repeated_words_apart_in_the_url(server, page):  # noqa: F811
+    first, second = "The dog saw the cat near the tree.", "The dog saw the cat near the trees."
+    page.goto(f"{server}/explain?{urlencode({'text': first, 'pair': second})}")
+    page.wait_for_selector(".st-key-chart-pair-second .js-plotly-plot .main-svg")
+    wait_for_app(page)
+    follow = page.get_by_role("combobox", name="Word to follow")
+    follow.scroll_into_view_if_needed()  # a click that has to scroll first closes the list again
+    follow.click()
+    page.get_by_role("option").first.wait_for()
+    options = page.get_by_role("option").all_inner_texts()
+    repeated = [option for option in options if option.endswith(": the")]
+    assert len(repeated) == 2 and len(set(options)) == len(options), options
+    page.get_by_role("option", name=repeated[1], exact=True).click()
+    wait_for_app(page)
+    assert query(page)["follow"] == repeated[1]
+    page.goto(page.url)  # the link opens the same word
+    page.wait_for_selector(".st-key-chart-pair-second .js-plotly-plot .main-svg")
+    wait_for_app(page)
+    assert follow.input_value() == repeated[1]

@@ -1,7 +1,9 @@
 """What a person checks by eye, measured in Chromium (see tests/test_browser.py): in presentation
 mode the page's main figure is seen whole without scrolling on a 1280x720 and a 1920x1080 screen;
 no chart title overlaps a tick label; with the sidebar collapsed (a projector, a 390x844 phone)
-the sentence is still on screen on every page; in the dark theme the figures' text is light.
+the sentence is still on screen on every page; on the phone no chart's title or caption is cut
+and no picker runs off the screen or cuts an option short; in the dark theme the figures' text is
+light.
 
 Run only these: python -m pytest -m browser tests/test_browser_layout.py
 """
@@ -13,7 +15,7 @@ import pytest
 
 from support.browser import CHART, wait_for_app
 from tests.test_app import PAGES as APP_PAGES
-from tests.test_browser import page, server  # noqa: F401 (fixtures)
+from tests.test_browser import chart_title, page, server, step  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -38,7 +40,7 @@ TITLES_AND_TICKS = f"""() => [...document.querySelectorAll('.js-plotly-plot')].m
 
 
 def open_page(tab, url: str, path: str, **query: str) -> None:
-    tab.goto(f"{url}/{path}?{urlencode({'text': SENTENCE, **query})}")
+    tab.goto(f"{url}/{path}?{urlencode({'text': SENTENCE} | query)}")
     wait_for_app(tab)
     if path != "model":
         tab.wait_for_selector(CHART)
@@ -93,6 +95,38 @@ def test_presentation_mode_shows_the_main_figure_whole(server, page, width, heig
         assert not page.locator("[data-testid='stException']").count()
 
 
+def choose(tab, picker: str, option: str) -> None:
+    """Click ``option`` of the segmented control labelled ``picker`` and wait for the rerun."""
+    group = tab.get_by_role("radiogroup", name=picker, exact=True)
+    group.get_by_role("radio", name=option, exact=True).click()
+    wait_for_app(tab)
+
+
+def test_presentation_mode_keeps_layer_head_and_step_within_reach(server, page):  # noqa: F811
+    width, height = PROJECTORS[0]
+    page.set_viewport_size({"width": width, "height": height})
+    open_page(page, server, "attention", present="true", kind="cross")
+    for picker in ("Layer", "Head"):
+        box = page.get_by_role("radiogroup", name=picker, exact=True).bounding_box()
+        assert inside(box, width, height) and box["height"] < 40, (picker, box)  # one small line
+    assert not page.get_by_role("radiogroup", name="Attention").is_visible()  # the rest: hidden
+    choose(page, "Layer", "1")
+    choose(page, "Head", "3")
+    assert chart_title(page) == "Cross-attention, layer 1, head 3"
+    assert "layer=1" in page.url and "head=3" in page.url
+    figure = page.locator(".st-key-chart-attention-head .js-plotly-plot").bounding_box()
+    assert inside(figure, width, height) and page.evaluate("window.scrollY") == 0
+
+    open_page(page, server, "beam_search", present="true", step="1")
+    page.get_by_role("button", name="Next ▶").click()
+    wait_for_app(page)
+    assert step(page) == 2
+    choose(page, "Head", "2")
+    assert "xhead=2" in page.url
+    caption = page.locator(".st-key-chart-step-cross-attention .gtitle-subtitle").text_content()
+    assert "Cross-attention · layer 2 · head 2 · search step 2" in caption
+
+
 def test_no_chart_title_overlaps_a_tick_label(server, page):  # noqa: F811
     page.set_viewport_size({"width": 1280, "height": 720})
     for path in ["attention", "masking", "embeddings"]:
@@ -121,13 +155,43 @@ def test_the_dark_theme_keeps_the_figures_readable(server, page):  # noqa: F811
     assert "Light" in menu and "Dark" in menu
 
 
-def test_the_sentence_is_on_screen_on_every_page_of_a_phone(server, page):  # noqa: F811
+# Every chart's title and caption lines that stick out of the chart's box: [chart, line, box].
+CUT_TITLES = f"""() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(chart => {{
+    const [left, top, right] = ({BOX})(chart);
+    return [...chart.querySelectorAll('.g-gtitle tspan.line, .g-gtitle text')]
+        .map(line => [chart.closest('[class*=st-key-chart]')?.className, line.textContent,
+                      ({BOX})(line)])
+        .filter(([, , box]) => box[0] < left - 1 || box[1] < top - 1 || box[2] > right + 1);
+}})"""
+# Every picker of the page that reaches past the screen's right edge, scrolls sideways, or cuts
+# an option short ("…"): [what, its label].
+CUT_PICKERS = """(width) => [
+    ...[...document.querySelectorAll(`[data-testid=stMain] :is([role=radiogroup],
+        [data-testid=stSelectbox], [data-testid=stMultiSelect], [data-testid=stSlider])`)]
+        .filter(el => el.getBoundingClientRect().right > width || el.scrollWidth > el.clientWidth)
+        .map(el => ['picker', el.getAttribute('aria-label') || el.innerText.slice(0, 40)]),
+    ...[...document.querySelectorAll('[data-testid=stMain] [role=radiogroup] button p')]
+        .filter(p => p.scrollWidth > p.clientWidth + 1)
+        .map(p => ['option', p.textContent]),
+]"""
+# Long enough for every caption to wrap: a line cut at the chart's edge would show
+PHONE_SENTENCE = "The agreement on the European Economic Area was signed in August 1992 by all."
+
+
+def test_every_page_of_a_phone_shows_the_sentence_whole_captions_and_pickers(
+    server,  # noqa: F811
+    page,  # noqa: F811
+):
     width, height = PHONE
     page.set_viewport_size({"width": width, "height": height})
     for path in PAGES:
-        open_page(page, server, path)
+        open_page(page, server, path, text=PHONE_SENTENCE)
         assert sidebar_collapsed(page), path
-        source = page.locator("[data-testid='stMain'] [data-testid='stText']", has_text=SENTENCE)
+        source = page.locator(
+            "[data-testid='stMain'] [data-testid='stText']", has_text=PHONE_SENTENCE
+        )
         box = source.first.bounding_box()
         assert inside(box, width, height), (path, box)
+        assert not page.evaluate(CUT_TITLES), path
+        assert not page.evaluate(CUT_PICKERS, width), path
         assert not page.locator("[data-testid='stException']").count(), path

@@ -1,16 +1,20 @@
 """Heads lab: the ranking of heads for a word, the dashboard, and switching heads off live."""
 
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import figures
+from app import figures, state
 from core import DEFAULT_MODEL, Translator
 from core.ablation import Head, head_importance, intervened_translator
+from core.checkpoint import MODEL_FILE
 from core.head_focus import rank_heads
 from core.head_statistics import head_roles, head_statistics
+from core.head_survey import HEADS_FILE, SamplePair, file_sha256, load_survey, save_survey, survey
+from support.tiny_corpus import tiny_corpus
 from tests.conftest import chart_specs, plotted
 
 MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
@@ -49,7 +53,8 @@ def test_the_dashboard_draws_the_statistic_with_each_heads_role(translator):
     roles = [role.role for role in head_roles(statistics)]
     fig = figures.head_dashboard(statistics["diagonality"], roles, "title", "diagonality")
     np.testing.assert_array_equal(np.array(fig.data[0].z), statistics["diagonality"])
-    assert fig.data[0].text[0][0].startswith(roles[0])
+    first = statistics["diagonality"][0, 0]
+    assert fig.data[0].text[0][0] == f"{roles[0]}<br>{first:.2f}"  # two lines in the cell
 
 
 @pytest.fixture
@@ -79,19 +84,27 @@ def test_the_page_ranks_heads_for_a_word_and_switches_heads_off(page, translator
     np.testing.assert_allclose(plotted(bars["y"]), expected, atol=1e-6)
 
 
+def importance_maps(at: AppTest) -> list[np.ndarray]:
+    """The importance maps the page drew, as the browser receives them."""
+    return [
+        plotted(spec["data"][0]["z"])
+        for spec in chart_specs(at)
+        if ": importance, " in spec["layout"]["title"]["text"]
+    ]
+
+
+def ask_for_importance(at: AppTest) -> AppTest:
+    (button,) = [b for b in at.button if b.label.startswith("Compute head importance")]
+    return button.click().run()
+
+
 def test_the_importance_map_is_what_core_computes_and_uniform_heads_reach_the_model(
     page, translator
 ):
     normal = translator.translate(ANIMAL, "de", 4, 0.6)
-    importance = [
-        spec
-        for spec in chart_specs(page)
-        if spec["layout"]["title"]["text"].startswith("Encoder self-attention: importance")
-    ]
+    ask_for_importance(page)
     np.testing.assert_allclose(
-        plotted(importance[0]["data"][0]["z"]),
-        head_importance(translator, normal, "encoder"),
-        atol=1e-6,
+        importance_maps(page)[0], head_importance(translator, normal, "encoder"), atol=1e-6
     )
     page.segmented_control(key="how").set_value("uniform").run()
     page.multiselect(key="off").set_value(["dec L2 H1"]).run()
@@ -99,3 +112,83 @@ def test_the_importance_map_is_what_core_computes_and_uniform_heads_reach_the_mo
     uniform = intervened_translator(translator, [Head("decoder", 1, 0)], "uniform")
     assert page.code[1].value == uniform.translate(ANIMAL, "de", 4, 0.6).text
     assert "1 head(s) uniform weights (1/n)" in [caption.value for caption in page.caption]
+
+
+@pytest.fixture
+def head_lab(tiny_model_dir, monkeypatch):
+    """Open the Heads lab on the tiny model for a sentence: head_lab(text, kind="cross")."""
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
+
+    def open_page(text: str, **query: str) -> AppTest:
+        at = AppTest.from_file(MAIN, default_timeout=120)
+        at.query_params.update({"text": text, **query})
+        return at.switch_page("views/head_lab.py").run()
+
+    return open_page
+
+
+@pytest.fixture
+def importance_passes(monkeypatch) -> list[str]:
+    """The kinds of every head-importance pass the app makes (core.ablation.head_importance)."""
+    passes, compute = [], state.head_importance
+    monkeypatch.setattr(
+        state, "head_importance", lambda *args: passes.append(args[2]) or compute(*args)
+    )
+    return passes
+
+
+def test_head_importance_waits_for_its_button_then_is_kept_for_everyone(
+    head_lab, importance_passes, translator
+):
+    text = "The importance of this sentence waits for its button."
+    at = head_lab(text, kind="cross")
+    assert not at.exception
+    assert importance_passes == [] and importance_maps(at) == []
+    assert "importance" not in at.query_params
+    assert len(chart_specs(at)) >= 4  # the focus, the head, the dashboard: useful before
+    ask_for_importance(at)
+    assert not at.exception and importance_passes == ["cross"]
+    normal = translator.translate(text, "de", 4, 0.6)
+    (drawn,) = importance_maps(at)
+    np.testing.assert_allclose(drawn, head_importance(translator, normal, "cross"), atol=1e-6)
+    assert at.query_params["importance"] == "true"  # a copied link shows it too
+    assert not [b for b in at.button if b.label.startswith("Compute head importance")]
+
+    another_student = head_lab(text, kind="cross")  # the same sentence: kept, shown at once
+    np.testing.assert_array_equal(importance_maps(another_student)[0], drawn)
+    assert importance_passes == ["cross"]
+
+    at.segmented_control(key="kind").set_value("encoder").run()  # another kind: asked again
+    assert importance_maps(at) == [] and "importance" not in at.query_params
+    at.text_area(key="text").set_value("A new sentence asks again.").run()
+    assert importance_maps(at) == [] and importance_passes == ["cross"]
+
+    link = head_lab("A link that asks for the importance.", importance="true")
+    assert len(importance_maps(link)) == 1 and importance_passes == ["cross", "encoder"]
+
+
+@pytest.fixture(scope="module")
+def surveyed_model_dir(tiny_model_dir, translator, tmp_path_factory):
+    """The tiny model with a head survey (heads.json) of two sentences beside it."""
+    model_dir = tmp_path_factory.mktemp("surveyed") / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    pairs = [SamplePair("de", text, text) for text in tiny_corpus(2, seed=5)]
+    found = survey(translator, pairs, file_sha256(model_dir / MODEL_FILE), "two", heads_off=[24])
+    save_survey(model_dir / HEADS_FILE, found)
+    return model_dir
+
+
+def test_until_asked_the_importance_map_is_the_surveys_mean(
+    surveyed_model_dir, monkeypatch, importance_passes
+):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(surveyed_model_dir))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params.update({"text": "Until asked, the survey's mean.", "kind": "decoder"})
+    at.switch_page("views/head_lab.py").run()
+    assert not at.exception and importance_passes == []
+    survey_of_model = load_survey(surveyed_model_dir)
+    np.testing.assert_allclose(importance_maps(at)[0], survey_of_model.importance["decoder"])
+    assert any("the mean over 2 validation sentences" in c.value for c in at.caption)
+    ask_for_importance(at)
+    assert importance_passes == ["decoder"]
+    assert not any("the mean over 2 validation sentences" in c.value for c in at.caption)

@@ -52,7 +52,7 @@ def test_the_caption_names_the_heads_changed_and_a_sample_instead_of_the_sentenc
         change="switched off (output 0)",
         computed_on="200 validation sentences",
     )
-    assert slides.caption_lines(caption)[-1] == (
+    assert " ".join(slides.caption_lines(caption)[2:]) == (
         "model m · heads switched off (output 0): enc L1 H1, cross L2 H4 · "
         "computed on 200 validation sentences"
     )
@@ -74,6 +74,21 @@ def test_the_caption_is_drawn_in_the_figure_escaped_and_the_plot_keeps_its_size(
     assert fig.layout.title.text == "Map"
     assert fig.layout.title.subtitle.text == "<br>".join(figures.plot_text(x) for x in lines)
     assert "&lt;b&gt;cat&lt;/b&gt;" in fig.layout.title.subtitle.text  # shown literally
+    assert (fig.layout.height, fig.layout.margin.t) == (height + extra, top + extra)
+
+
+def test_a_long_title_wraps_between_words_below_the_top_and_the_plot_keeps_its_size():
+    title = "Encoder self-attention: Confidence: mean top weight, </s> excluded (Voita et al. 2019)"
+    fig = figures.heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], title=title)
+    height, top = fig.layout.height, fig.layout.margin.t
+    slides.add_caption(fig, CAPTION)
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) == 2 and all(len(line) <= slides.TITLE_CHARS for line in lines)
+    assert " ".join(lines) == figures.plot_text(title)  # every word, the markup whole
+    shift = slides.MULTILINE_TITLE_SHIFT_PX  # plotly draws it higher than a one-line title
+    assert fig.layout.title.pad.t == slides.TITLE_PAD_PX + shift
+    caption = len(slides.caption_lines(CAPTION)) * slides.CAPTION_LINE_PX + slides.CAPTION_GAP_PX
+    extra = caption + slides.TITLE_LINE_PX + shift
     assert (fig.layout.height, fig.layout.margin.t) == (height + extra, top + extra)
 
 

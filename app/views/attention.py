@@ -76,9 +76,11 @@ if single.open is not False:  # None: tabs without state (AppTest); draw it
     with single:
         left, right = st.columns([2, 3])
         with left:
-            layer = ui.pick("Layer", LAYERS, "layer", default=DEFAULTS["layer"])
+            layer = ui.pick(
+                "Layer", LAYERS, "layer", default=DEFAULTS["layer"], in_presentation=True
+            )
         with right:
-            head = ui.pick("Head", HEADS, "head", default=DEFAULTS["head"])
+            head = ui.pick("Head", HEADS, "head", default=DEFAULTS["head"], in_presentation=True)
         head_index = None if head == "avg" else head - 1
         ui.chart(
             figures.attention_map(attention, layer - 1, head_index, head_title(layer, head)),

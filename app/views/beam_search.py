@@ -116,8 +116,10 @@ def step_view() -> None:
         st.subheader("Cross-attention behind this step")
         cross = beam_step.cross_attention
         n_layers, n_heads = cross.weights.shape[:2]
-        layer = ui.pick("Layer", range(1, n_layers + 1), "xlayer", default=n_layers)
-        head = ui.pick("Head", ["avg", *range(1, n_heads + 1)], "xhead")
+        layer = ui.pick(
+            "Layer", range(1, n_layers + 1), "xlayer", default=n_layers, in_presentation=True
+        )
+        head = ui.pick("Head", ["avg", *range(1, n_heads + 1)], "xhead", in_presentation=True)
         head_index = None if head == "avg" else head - 1
         ui.chart(
             figures.attention_map(cross, layer - 1, head_index),

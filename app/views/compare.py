@@ -19,13 +19,16 @@ def head_picker(
     """A layer (default the last) and a head (``head`` by default; "avg" averages the heads),
     counted from 1 and kept in the URL as ``<prefix>_layer`` and ``<prefix>_head``."""
     layers, heads = attention.weights.shape[:2]
-    layer = ui.pick("Layer", list(range(1, layers + 1)), f"{prefix}_layer", layers)
+    layer = ui.pick(
+        "Layer", list(range(1, layers + 1)), f"{prefix}_layer", layers, in_presentation=True
+    )
     chosen = ui.pick(
         "Head",
         ["avg", *range(1, heads + 1)],
         f"{prefix}_head",
         head,
         format_func=lambda h: "average" if h == "avg" else str(h),
+        in_presentation=True,
     )
     return layer, chosen
 

@@ -98,16 +98,18 @@ position = st.selectbox(
     "Produced piece to explain",
     range(len(rows)),
     index=min(1, len(rows) - 1),
-    format_func=lambda i: f"{i}: {rows[i]}",  # the URL holds this text: unique, as rows repeat
+    # the URL holds this text: unique, as rows repeat
+    format_func=lambda i: f"{i}: {figures.piece_text(rows[i])}",
     key="word",
     bind="query-params",
     help="Each decoder position reads one piece and predicts the next.",
 )
 lenses = state.cached_lenses(*state.current(), position)
-title = f"Why “{lenses.predicted}”? Every lens over the source pieces"
+predicted = figures.piece_text(lenses.predicted)
+title = f"Why “{predicted}”? Every lens over the source pieces"
 ui.chart(figures.lens_map(lenses.values, lenses.source_labels, title), f"lenses-{position}")
 st.caption(
-    f"log p(“{lenses.predicted}”) = {lenses.log_prob:.3f}. Each row is divided by its largest "
+    f"log p(“{predicted}”) = {lenses.log_prob:.3f}. Each row is divided by its largest "
     "absolute value (hover for the raw value); red: for the word, blue: against it. Integrated "
     f"gradients: {IG_STEPS} steps from a zero embedding, completeness error (Captum's convergence "
     f"delta) {lenses.ig_delta:+.4f}: the attributions sum to the change in log p up to it."
@@ -123,7 +125,10 @@ alternatives = state.cached_alternatives(*state.current(), position)
 foil = st.selectbox(
     "Instead of",
     [piece for piece, _, _ in alternatives],
-    format_func={piece: f"{text} (P {chance:.3f})" for piece, text, chance in alternatives}.get,
+    format_func={
+        piece: f"{figures.piece_text(text)} (P {chance:.3f})"
+        for piece, text, chance in alternatives
+    }.get,
     key=f"foil-{position}",
     help="The pieces the model found likeliest after the one it chose.",
 )
@@ -132,17 +137,17 @@ found = state.cached_contrast(
     position,
     foil,
 )
-foil_piece = next(text for piece, text, _ in alternatives if piece == foil)
+foil_piece = figures.piece_text(next(text for piece, text, _ in alternatives if piece == foil))
 ui.chart(
     figures.lens_map(
-        {f"“{lenses.predicted}” rather than “{foil_piece}”": found.values},
+        {f"“{predicted}” rather than “{foil_piece}”": found.values},
         lenses.source_labels,
         "Contrastive integrated gradients over the source pieces",
     ),
     f"contrast-{position}",
 )
 st.caption(
-    f"log p(“{lenses.predicted}”) − log p(“{foil_piece}”) = {found.log_ratio:.3f}. Integrated "
+    f"log p(“{predicted}”) − log p(“{foil_piece}”) = {found.log_ratio:.3f}. Integrated "
     "gradients of that difference (Yin & Neubig 2022): red pieces push towards the chosen piece, "
     f"blue towards the other. Completeness error {found.delta:+.4f}."
 )
@@ -173,7 +178,7 @@ shift, changed = state.cached_word_shift(
     how,
 )
 st.metric(
-    f"Total variation distance of the distribution “{lenses.predicted}” was chosen from",
+    f"Total variation distance of the distribution “{predicted}” was chosen from",
     f"{shift.total_variation:.3f}",
     help="TV(P, Q) = ½ Σ_w |P(w) − Q(w)|: 0 when the intervention changes nothing, 1 when the "
     "two distributions share no word. Teacher-forced on the translation so far.",
@@ -218,30 +223,42 @@ st.text(
 )
 difference_map(result, second)
 first_words, second_words = result.word_attention.encoder, second.word_attention.encoder
+# each occurrence of a word the two sentences share, with its partner: (row in the first, second)
 shared = [
-    word
-    for word in first_words.query_labels
-    if word in second_words.query_labels and not is_special_piece(word)
+    (i, j)
+    for i, j in aligned_words(first_words.query_labels, second_words.query_labels)
+    if first_words.query_labels[i] == second_words.query_labels[j]
+    and not is_special_piece(first_words.query_labels[i])
 ]
 if not shared:
     st.info("The two sentences share no word to follow.")
     st.stop()
-default = shared.index("it") if "it" in shared else 0
-word = st.selectbox("Word to follow", shared, index=default, key="follow")
-query = first_words.query_labels.index(word)
-best = rank_heads(first_words, query, skip_self=True)[0]
+shared_words = [first_words.query_labels[i] for i, _ in shared]
+if st.session_state.get("follow", 0) not in range(len(shared)):
+    del st.session_state["follow"]
+followed = st.selectbox(
+    "Word to follow",
+    range(len(shared)),
+    index=shared_words.index("it") if "it" in shared_words else 0,
+    # the URL holds this text: unique, as words repeat ("the" twice), numbered as in the charts
+    format_func=lambda k: f"{shared[k][0]}: {shared_words[k]}",
+    key="follow",
+    bind="query-params",
+)
+word = shared_words[followed]
+best = rank_heads(first_words, shared[followed][0], skip_self=True)[0]
 st.caption(
     f"Encoder layer {best.layer + 1}, head {best.head + 1}: the head whose top key for “{word}” "
     "is strongest in the first sentence, shown for both."
 )
 left, right = st.columns(2)
-for column, attention, name in ((left, first_words, "first"), (right, second_words, "second")):
-    row = attention.weights[best.layer, best.head, attention.query_labels.index(word)]
+sides = ((left, first_words, "first"), (right, second_words, "second"))
+for (column, attention, name), row in zip(sides, shared[followed]):
     with column:
         ui.chart(
             figures.focus_bars(
                 [f"{i} {key}" for i, key in enumerate(attention.key_labels)],  # "the" twice
-                row,
+                attention.weights[best.layer, best.head, row],
                 f"“{word}” in the {name} sentence",
             ),
             f"pair-{name}",

@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from app import figures, state, ui
+from app.analysis import importance_estimate
 from core.ablation import INTERVENTIONS, all_heads
 from core.head_focus import rank_heads
 from core.head_statistics import (
@@ -34,9 +35,15 @@ THRESHOLDS = (
     f"weight on one neighbour; **alignment-like** if diagonality ≥ {ALIGNMENT_THRESHOLD}; "
     f"**broad** if normalised entropy ≥ {BROAD_ENTROPY}."
 )
+IMPORTANCE = (
+    "Each head switched off alone, the translation kept (teacher forcing): log P of the "
+    "translation drops by the number in the head's cell (nats; below 0, the head was in the way). "
+    "Michel et al. 2019."
+)
 
 st.title("Heads lab: what each head does")
-result = state.analysis().result
+analysis = state.analysis()
+result = analysis.result
 settings = state.settings()
 kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
 
@@ -140,24 +147,40 @@ if survey is not None and not current:
     )
 
 st.header("Which heads matter for this sentence")
-importance = state.cached_importance(*state.current(), kind)
-ui.chart(
-    figures.head_dashboard(
-        importance,
-        [role.role for role in roles],
-        f"{ui.ATTENTION_KINDS[kind]}: importance, the drop in log P(translation) without the head",
-        "importance",
-    ),
-    f"importance-{kind}",
-    caption=ui.sentence_caption(kind=kind),
+wanted = (*state.current(), kind)
+asked = ui.on_demand(
+    f"Compute head importance for your sentence ({importance_estimate(analysis)})",
+    "importance",
+    wanted,
+    done=state.cached_importance.stored(*wanted) is not None,
+    help=f"Switches each of the {len(roles)} heads off alone and scores the translation again, "
+    "in one batched pass. Once computed, it is kept for everyone on this server.",
 )
-most = np.unravel_index(importance.argmax(), importance.shape)
-st.caption(
-    f"Each head switched off alone, the translation kept (teacher forcing): log P of the "
-    f"translation drops by the number in its cell (nats; below 0, the head was in the way). "
-    f"Here the most important is layer {most[0] + 1}, head {most[1] + 1} "
-    f"({importance[most]:.2f} nats). Michel et al. 2019."
-)
+importance, computed_on = None, None
+if asked:
+    importance = state.cached_importance(*wanted)
+elif survey is not None:
+    importance, computed_on = survey.importance[kind], sample
+    st.caption(f"Until you ask for your sentence's own, the map below is the mean over {sample}.")
+if importance is not None:
+    ui.chart(
+        figures.head_dashboard(
+            importance,
+            [role.role for role in roles],
+            f"{ui.ATTENTION_KINDS[kind]}: importance, the drop in log P(translation) without "
+            "the head",
+            "importance",
+        ),
+        f"importance-{kind}-{'sentence' if computed_on is None else 'sample'}",
+        caption=ui.sentence_caption(kind=kind, computed_on=computed_on),
+    )
+    most = np.unravel_index(importance.argmax(), importance.shape)
+    st.caption(
+        f"{IMPORTANCE} Here the most important is layer {most[0] + 1}, head {most[1] + 1} "
+        f"({importance[most]:.2f} nats)."
+    )
+else:
+    st.caption(IMPORTANCE)
 
 if survey is not None:
     st.header("Are sixteen heads really better than one? The pruning curve")

@@ -47,9 +47,9 @@ padded = batch.attention[int(np.argmin(batch.padding_mask.sum(axis=1)))]
 n_layers, n_heads = padded.weights.shape[:2]
 left, right = st.columns(2)
 with left:
-    layer = ui.pick("Encoder layer", range(1, n_layers + 1), "player")
+    layer = ui.pick("Encoder layer", range(1, n_layers + 1), "player", in_presentation=True)
 with right:
-    head = ui.pick("Head", range(1, n_heads + 1), "phead")
+    head = ui.pick("Head", range(1, n_heads + 1), "phead", in_presentation=True)
 title = f"Attention of the padded sentence, layer {layer}, head {head}: <pad> columns are 0"
 ui.chart(figures.attention_map(padded, layer - 1, head - 1, title), "padding-attention")
 st.caption("The rows of <pad> queries are computed too, but nothing downstream uses them.")
@@ -83,9 +83,11 @@ kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "mkind", "decoder", ui.ATT
 attention = getattr(result.attention, kind)
 left, right = st.columns(2)
 with left:
-    layer = ui.pick("Layer", range(1, attention.weights.shape[0] + 1), "mlayer")
+    layer = ui.pick(
+        "Layer", range(1, attention.weights.shape[0] + 1), "mlayer", in_presentation=True
+    )
 with right:
-    head = ui.pick("Head", range(1, attention.weights.shape[1] + 1), "mhead")
+    head = ui.pick("Head", range(1, attention.weights.shape[1] + 1), "mhead", in_presentation=True)
 if kind != "decoder":
     st.caption("A single sentence has no padding, so here the mask lets everything through.")
 if kind != "encoder":

@@ -10,11 +10,10 @@ analysis = state.analysis()
 result = analysis.result
 tokenizer = state.translator().tokenizer
 st.markdown(
-    "One SentencePiece vocabulary of "
-    f"{len(tokenizer)} pieces serves English, German and French. `▁` (drawn `·` in the "
-    "figures) marks a piece that starts a word; a character the vocabulary lacks is spelled as "
-    "its UTF-8 bytes (`<0xF0>`...), so no input is lost to `<unk>`. The language tag in front "
-    "tells the model which language to write."
+    f"One SentencePiece vocabulary of {len(tokenizer)} pieces serves English, German and French. "
+    "`▁` (shown as `·` in the figures and tables) marks a piece that starts a word; a character "
+    "the vocabulary lacks is spelled as its UTF-8 bytes (`<0xF0>`...), so no input is lost to "
+    "`<unk>`. The language tag in front tells the model which language to write."
 )
 
 

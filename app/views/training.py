@@ -49,9 +49,11 @@ kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATT
 n_layers, n_heads = getattr(analysis.result.attention, kind).weights.shape[:2]
 left, right = st.columns([2, 3])
 with left:
-    layer = ui.pick("Layer", range(1, n_layers + 1), "layer", default=n_layers)
+    layer = ui.pick(
+        "Layer", range(1, n_layers + 1), "layer", default=n_layers, in_presentation=True
+    )
 with right:
-    head = ui.pick("Head", range(1, n_heads + 1), "head", default=1)
+    head = ui.pick("Head", range(1, n_heads + 1), "head", default=1, in_presentation=True)
 
 
 def snapshot_view() -> None:
