@@ -109,8 +109,9 @@ class _LogProbability(torch.nn.Module):
         memory, mask = self.model.encode(
             self.source.expand(batch, -1), token_embedding=token_embedding
         )
-        logits = self.model.decode(self.target.expand(batch, -1), memory, mask)
-        log_probs = logits[:, self.position].log_softmax(-1)  # (B, V)
+        hidden = self.model.decoder_output(self.target.expand(batch, -1), memory, mask)
+        # only the explained position goes through the pre-softmax projection
+        log_probs = self.model.unembed(hidden[:, self.position]).log_softmax(-1)  # (B, V)
         if self.foil is None:
             return log_probs[:, self.predicted]  # (B,)
         return log_probs[:, self.predicted] - log_probs[:, self.foil]
