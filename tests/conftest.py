@@ -5,10 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 
 from core.checkpoint import save_model, write_model_dir
 from core.metrics_log import write_metrics
@@ -17,6 +19,8 @@ from core.snapshots import snapshot_name
 from core.tokenizer import EOS_ID, Tokenizer
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
+
+MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 
 TINY = ModelConfig(
     vocab_size=400,
@@ -94,3 +98,18 @@ def plotted(values) -> np.ndarray:
 def chart_specs(at) -> list[dict]:
     """The Plotly figures an AppTest run drew, as the JSON the browser receives."""
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+@pytest.fixture
+def app(tiny_model_dir, monkeypatch):
+    """Open a page of the app on the tiny model: app("attention", layer="1") runs it once, on the
+    app's first example unless ``text=`` says otherwise."""
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
+
+    def open_page(page: str = "translate", **query: str) -> AppTest:
+        at = AppTest.from_file(MAIN, default_timeout=120)
+        at.query_params.update(query)
+        at.switch_page(f"views/{page}.py")
+        return at.run()
+
+    return open_page

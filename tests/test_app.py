@@ -4,7 +4,6 @@ controls, keeps its state in the URL, and answers bad input with a message, neve
 import base64
 import json
 import shutil
-from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,9 +15,9 @@ from app import presentation, state
 from app.analysis import MAX_CHARS
 from app.figures import SENTENCEPIECE_WORD_START, WORD_START, piece_text, plot_text
 from core.head_focus import rank_heads
+from tests.conftest import MAIN
 from tests.conftest import chart_specs as charts
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 PAGES = [
     "story",
     "translate",
@@ -33,20 +32,6 @@ PAGES = [
     "training",
     "model",
 ]
-
-
-@pytest.fixture
-def app(tiny_model_dir, monkeypatch):
-    """Open a page of the app on the tiny model: app("attention", layer="1") runs it once."""
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
-
-    def open_page(page: str = "translate", **query: str) -> AppTest:
-        at = AppTest.from_file(MAIN, default_timeout=120)
-        at.query_params.update(query)
-        at.switch_page(f"views/{page}.py")
-        return at.run()
-
-    return open_page
 
 
 def titles(at: AppTest) -> list[str]:

@@ -1,7 +1,6 @@
 """Heads lab: the ranking of heads for a word, the dashboard, and switching heads off live."""
 
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,9 +14,8 @@ from core.head_focus import rank_heads
 from core.head_statistics import head_roles, head_statistics
 from core.head_survey import HEADS_FILE, SamplePair, file_sha256, load_survey, save_survey, survey
 from support.tiny_corpus import tiny_corpus
-from tests.conftest import chart_specs, plotted
+from tests.conftest import MAIN, chart_specs, plotted
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
@@ -115,19 +113,6 @@ def test_the_importance_map_is_what_core_computes_and_uniform_heads_reach_the_mo
 
 
 @pytest.fixture
-def head_lab(tiny_model_dir, monkeypatch):
-    """Open the Heads lab on the tiny model for a sentence: head_lab(text, kind="cross")."""
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
-
-    def open_page(text: str, **query: str) -> AppTest:
-        at = AppTest.from_file(MAIN, default_timeout=120)
-        at.query_params.update({"text": text, **query})
-        return at.switch_page("views/head_lab.py").run()
-
-    return open_page
-
-
-@pytest.fixture
 def importance_passes(monkeypatch) -> list[str]:
     """The kinds of every head-importance pass the app makes (core.ablation.head_importance)."""
     passes, compute = [], state.head_importance
@@ -138,10 +123,10 @@ def importance_passes(monkeypatch) -> list[str]:
 
 
 def test_head_importance_waits_for_its_button_then_is_kept_for_everyone(
-    head_lab, importance_passes, translator
+    app, importance_passes, translator
 ):
     text = "The importance of this sentence waits for its button."
-    at = head_lab(text, kind="cross")
+    at = app("head_lab", text=text, kind="cross")
     assert not at.exception
     assert importance_passes == [] and importance_maps(at) == []
     assert "importance" not in at.query_params
@@ -154,7 +139,9 @@ def test_head_importance_waits_for_its_button_then_is_kept_for_everyone(
     assert at.query_params["importance"] == "true"  # a copied link shows it too
     assert not [b for b in at.button if b.label.startswith("Compute head importance")]
 
-    another_student = head_lab(text, kind="cross")  # the same sentence: kept, shown at once
+    another_student = app(
+        "head_lab", text=text, kind="cross"
+    )  # the same sentence: kept, shown at once
     np.testing.assert_array_equal(importance_maps(another_student)[0], drawn)
     assert importance_passes == ["cross"]
 
@@ -163,7 +150,7 @@ def test_head_importance_waits_for_its_button_then_is_kept_for_everyone(
     at.text_area(key="text").set_value("A new sentence asks again.").run()
     assert importance_maps(at) == [] and importance_passes == ["cross"]
 
-    link = head_lab("A link that asks for the importance.", importance="true")
+    link = app("head_lab", text="A link that asks for the importance.", importance="true")
     assert len(importance_maps(link)) == 1 and importance_passes == ["cross", "encoder"]
 
 

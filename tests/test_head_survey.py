@@ -36,14 +36,13 @@ from core.head_survey import (
 from core.model import Transformer
 from core.scoring import score_translations
 from support.tiny_corpus import tiny_corpus
-from tests.conftest import TINY, chart_specs, plotted
+from tests.conftest import MAIN, TINY, chart_specs, plotted
 from tests.training import write_tiny_data
 from train.data import load_corpus
 from train.head_survey import main, validation_sample
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BEAM, ALPHA = 4, 0.6
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 HEADS_OFF = [4, 24]  # with 0: three points of the tiny model's 24 heads (2 + 2 layers x 4 x 3)
 
 

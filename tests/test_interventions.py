@@ -2,8 +2,6 @@
 weights within a row's allowed keys, decoding keeps its invariants, and a head's importance is
 the log-probability drop of a direct ablated pass."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -20,10 +18,9 @@ from core.ablation import (
 )
 from core.decoding import beam_search, greedy_decode
 from core.tokenizer import BOS_ID, PAD_ID
-from tests.conftest import TINY, eos_prone_model
+from tests.conftest import MAIN, TINY, eos_prone_model
 
 CHOSEN = [Head("encoder", 1, 2), Head("decoder", 0, 1), Head("cross", 1, 0)]
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 TRACE_FIELD = {"encoder": "encoder_self", "decoder": "decoder_self", "cross": "cross"}
 
 

@@ -1,8 +1,6 @@
 """The minimal pair's difference map: words of two sentences aligned, and where a word of the
 translation looks in each sentence, as core computes it and as the Explain page draws it."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -10,9 +8,7 @@ from streamlit.testing.v1 import AppTest
 from core.labelled_attention import LabelledAttention
 from core.minimal_pairs import PAIRS, aligned_words, attention_difference
 from core.words import words
-from tests.conftest import chart_specs, plotted
-
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+from tests.conftest import MAIN, chart_specs, plotted
 
 
 def test_aligned_words_pair_equal_words_and_one_for_one_changes():

@@ -2,17 +2,14 @@
 attention as JSON, and the Heads lab's focus word and lines (issues #10 and #12)."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from app import figures, slides
 from core.head_focus import rank_heads
 from tests.conftest import chart_specs, plotted
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 ANIMAL = "The animal didn't cross the street because it was too tired."
 CAPTION = slides.Caption(
     sentence="The <b>cat</b> sat.",
@@ -138,19 +135,6 @@ def test_the_lines_of_the_focus_view_carry_the_heads_attention_row(translator):
     np.testing.assert_allclose([line.customdata[0][1] for line in lines], row, rtol=1e-6)
     assert [tuple(line.y) for line in lines] == [(query, key) for key in range(len(row))]
     assert list(fig.data[1].text) == [figures.plot_text(k) for k in encoder.key_labels]
-
-
-@pytest.fixture
-def app(tiny_model_dir, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
-
-    def open_page(page: str, **query: str) -> AppTest:
-        at = AppTest.from_file(MAIN, default_timeout=120)
-        at.query_params.update({"text": ANIMAL, **query})
-        at.switch_page(f"views/{page}.py")
-        return at.run()
-
-    return open_page
 
 
 def test_the_attention_page_captions_its_charts_and_offers_the_json(app, translator):

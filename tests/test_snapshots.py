@@ -2,7 +2,6 @@
 one is the shipped model exactly, and the Training dynamics page plays them back."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,9 +19,8 @@ from core.snapshots import (
     training_record,
     view_snapshot,
 )
-from tests.conftest import EARLY_STEPS, FINAL_STEP, TINY
+from tests.conftest import EARLY_STEPS, FINAL_STEP, MAIN, TINY
 
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 SENTENCE = "The animal didn't cross the street because it was too tired."
 
 
