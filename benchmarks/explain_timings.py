@@ -25,7 +25,7 @@ import torch
 from benchmarks.app_timings import MAIN, median_time
 from core import DEFAULT_MODEL, Translator
 from core.attribution import (
-    _LogProbability,
+    LogProbability,
     contrast,
     integrated_gradients,
     lenses,
@@ -101,7 +101,7 @@ def convergence(translator: Translator, steps: tuple[int, ...] = (32, 64, 128)) 
     for count in steps:
         shares = []
         for result, position in cases:
-            log_prob = _LogProbability(translator.model, result, position)
+            log_prob = LogProbability(translator.model, result, position)
             embedding = source_embedding(translator.model, result)
             attributions, delta = integrated_gradients(log_prob, embedding, count)
             change = float(attributions.sum()) - float(delta[0])  # f(x) - f(0), as Captum defines

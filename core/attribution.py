@@ -90,7 +90,7 @@ def norm_based(model: Transformer, result: Translation) -> np.ndarray:
     return result.attention.cross.weights * size
 
 
-class _LogProbability(torch.nn.Module):
+class LogProbability(torch.nn.Module):
     """log p(y_t) as a function of the source's scaled token embeddings (B, S, D), the decoder
     reading the translation's own prefix: what Captum differentiates and integrates. With a
     ``foil`` piece, the contrast log p(y_t) - log p(foil) instead (Yin & Neubig 2022)."""
@@ -130,7 +130,7 @@ def occlusion(model: Transformer, result: Translation, position: int) -> np.ndar
     ids = torch.tensor([result.source_ids])
     occluded = ids.repeat(ids.size(1), 1)  # (S, S): row j has piece j replaced
     occluded.fill_diagonal_(UNK_ID)
-    log_prob = _LogProbability(model, result, position)
+    log_prob = LogProbability(model, result, position)
     with torch.no_grad():
         full = log_prob(source_embedding(model, result))
         scaled = model.embedding(occluded) * model.config.d_model**0.5
@@ -160,7 +160,7 @@ def contrast(model: Transformer, result: Translation, position: int, foil: int) 
     """What in the source makes the model write y_t rather than the piece ``foil`` at
     ``position``: integrated gradients of the contrast, summed over the embedding dimensions."""
     model.eval()
-    log_ratio = _LogProbability(model, result, position, foil)
+    log_ratio = LogProbability(model, result, position, foil)
     embedding = source_embedding(model, result)
     attributions, delta = integrated_gradients(log_ratio, embedding)
     with torch.no_grad():
@@ -173,7 +173,7 @@ def lenses(model: Transformer, result: Translation, position: int) -> Lenses:
     if result.attention is None:
         raise ValueError("lenses need a traced translation: translate(..., trace=True)")
     model.eval()
-    log_prob = _LogProbability(model, result, position)
+    log_prob = LogProbability(model, result, position)
     embedding = source_embedding(model, result)
     gradient_x_input = InputXGradient(log_prob).attribute(embedding.clone().requires_grad_())
     integrated, delta = integrated_gradients(log_prob, embedding)
