@@ -127,6 +127,22 @@ def test_presentation_mode_keeps_layer_head_and_step_within_reach(server, page):
     assert "Cross-attention · layer 2 · head 2 · search step 2" in caption
 
 
+def test_a_sidebar_opened_in_presentation_mode_stays_open_through_a_setting(
+    server,  # noqa: F811
+    page,  # noqa: F811
+):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_page(page, server, "attention", present="true")
+    assert sidebar_collapsed(page)
+    page.locator("[data-testid='stExpandSidebarButton']").click()
+    page.wait_for_timeout(500)  # the sidebar's slide-in
+    assert not sidebar_collapsed(page)
+    choose(page, "Translate into", "French")  # a setting changed while presenting
+    page.wait_for_timeout(500)
+    assert "to=fr" in page.url
+    assert not sidebar_collapsed(page)
+
+
 def test_no_chart_title_overlaps_a_tick_label(server, page):  # noqa: F811
     page.set_viewport_size({"width": 1280, "height": 720})
     for path in ["attention", "masking", "embeddings"]:
