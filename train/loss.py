@@ -45,15 +45,15 @@ def label_smoothed_loss(logits: Tensor, target: Tensor, smoothing: float, pad_id
 def smoothed_loss_and_gradient(
     logits: Tensor, target: Tensor, smoothing: float
 ) -> tuple[Tensor, Tensor]:
-    """Summed loss of float32 logits (N, V) for targets (N,) and its gradient softmax(z) - q
-    (N, V), written over the logits."""
+    """The loss of each row of float32 logits (N, V) for targets (N,), (N, 1), and its gradient
+    softmax(z) - q (N, V), written over the logits."""
     vocab = logits.size(-1)
     log_normaliser = torch.logsumexp(logits, dim=-1, keepdim=True)  # (N, 1)
     target_logit = logits.gather(1, target[:, None])  # (N, 1)
     loss = log_normaliser - (1 - smoothing) * target_logit - smoothing * logits.mean(-1, True)
     gradient = logits.sub_(log_normaliser).exp_().sub_(smoothing / vocab)  # softmax(z) - eps / V
     gradient.scatter_add_(1, target[:, None], torch.full_like(target_logit, smoothing - 1))
-    return loss.sum(), gradient
+    return loss, gradient
 
 
 class ProjectedLoss(torch.autograd.Function):
@@ -71,22 +71,29 @@ class ProjectedLoss(torch.autograd.Function):
 
     @staticmethod
     def chunked(ctx, hidden, embedding, target, smoothing: float, dtype: torch.dtype) -> Tensor:
+        n_rows = hidden.size(0)
+        # Whole chunks only, the last one filled with zero rows: then every product has the same
+        # shapes at every step. With a last chunk of another size at each step (real batches
+        # vary), the process grew by GBs and slowed down within minutes (per-shape kernels and
+        # buffers of every size). A zero row adds nothing to dL/dE; its loss is left out.
+        filler = -n_rows % CHUNK_ROWS
+        hidden, target = F.pad(hidden, (0, 0, 0, filler)), F.pad(target, (0, filler))
         weight = embedding.to(dtype)  # (V, D)
-        hidden_gradient = torch.empty_like(hidden, dtype=torch.float32)  # (N, D)
+        hidden_gradient = torch.empty_like(hidden, dtype=torch.float32)  # (whole chunks, D)
         embedding_gradient = torch.zeros_like(embedding, dtype=torch.float32)  # (V, D)
         total = hidden.new_zeros((), dtype=torch.float32)
         for start in range(0, hidden.size(0), CHUNK_ROWS):
-            rows = hidden[start : start + CHUNK_ROWS].to(dtype)  # (n, D)
-            logits = (rows @ weight.T).float()  # (n, V)
-            loss, logits_gradient = smoothed_loss_and_gradient(
+            rows = hidden[start : start + CHUNK_ROWS].to(dtype)  # (CHUNK_ROWS, D)
+            logits = (rows @ weight.T).float()  # (CHUNK_ROWS, V)
+            losses, logits_gradient = smoothed_loss_and_gradient(
                 logits, target[start : start + CHUNK_ROWS], smoothing
             )
-            total += loss
+            total += losses[: n_rows - start].sum()  # the real rows
             logits_gradient = logits_gradient.to(dtype)
             hidden_gradient[start : start + CHUNK_ROWS] = logits_gradient @ weight  # dL/dh = G E
             embedding_gradient += (logits_gradient.T @ rows).float()  # dL/dE = G^T h
         ctx.save_for_backward(
-            hidden_gradient.to(hidden.dtype), embedding_gradient.to(embedding.dtype)
+            hidden_gradient[:n_rows].to(hidden.dtype), embedding_gradient.to(embedding.dtype)
         )
         return total
 
