@@ -7,7 +7,7 @@ import pytest
 from app.figures import piece_text
 from core.decoding import first_divergence, length_penalty
 from tests.conftest import chart_specs, plotted
-from tests.test_app import app, assert_fine  # noqa: F401 (app is a fixture)
+from tests.test_app import assert_fine
 
 SENTENCE = "The small dog runs in the garden."
 
@@ -28,7 +28,7 @@ def test_first_divergence():
     assert first_divergence([], []) is None
 
 
-def test_two_heads_side_by_side_on_one_scale(app, translator):  # noqa: F811
+def test_two_heads_side_by_side_on_one_scale(app, translator):
     at = app(
         "compare",
         text=SENTENCE,
@@ -56,7 +56,7 @@ def test_two_heads_side_by_side_on_one_scale(app, translator):  # noqa: F811
 
 
 @pytest.mark.parametrize("layer, head", [("1", "avg"), ("2", "4")])
-def test_german_and_french_side_by_side(app, translator, layer, head):  # noqa: F811
+def test_german_and_french_side_by_side(app, translator, layer, head):
     at = app("compare", text=SENTENCE, language_layer=layer, language_head=head)
     assert_fine(at)
     codes = [code.value for code in at.code]
@@ -71,7 +71,7 @@ def test_german_and_french_side_by_side(app, translator, layer, head):  # noqa: 
         )
 
 
-def test_greedy_and_beam_search_and_where_they_part(app, translator):  # noqa: F811
+def test_greedy_and_beam_search_and_where_they_part(app, translator):
     for text in (SENTENCE, "A man is riding a bicycle.", "I am very hungry."):
         at = app("compare", text=text, beam="3", alpha="1.0")
         assert_fine(at)
@@ -95,7 +95,7 @@ def test_greedy_and_beam_search_and_where_they_part(app, translator):  # noqa: F
         assert list(pieces["same"][:apart]) == [True] * apart and not pieces["same"][apart]
 
 
-def test_beam_one_says_it_is_greedy(app):  # noqa: F811
+def test_beam_one_says_it_is_greedy(app):
     at = app("compare", text=SENTENCE, beam="1")
     assert_fine(at)
     assert any("which is greedy search" in info.value for info in at.info)

@@ -4,13 +4,11 @@ was typed."""
 
 import pytest
 
-from tests.test_app import app  # noqa: F401 (the fixture)
-
 SENTENCE = "The dog runs in the park."
 
 
 @pytest.mark.parametrize("page", ["translate", "attention", "model"])
-def test_every_page_shows_the_sentence_and_its_translation(app, translator, page):  # noqa: F811
+def test_every_page_shows_the_sentence_and_its_translation(app, translator, page):
     at = app(page, text=SENTENCE, to="fr")
     assert not at.exception
     translation = translator.translate(SENTENCE, "fr", 4, 0.6).text
@@ -19,13 +17,13 @@ def test_every_page_shows_the_sentence_and_its_translation(app, translator, page
     assert [caption.value for caption in at.caption][:2] == ["English", "French"]
 
 
-def test_bad_input_leaves_no_banner_and_the_model_page_working(app):  # noqa: F811
+def test_bad_input_leaves_no_banner_and_the_model_page_working(app):
     at = app("model", text="   ")
     assert not at.exception
     assert "English" not in [caption.value for caption in at.caption]
 
 
-def test_the_translate_button_translates_what_was_typed(app, translator):  # noqa: F811
+def test_the_translate_button_translates_what_was_typed(app, translator):
     at = app("attention", text=SENTENCE)
     at.text_area(key="text").input("A man is riding a bicycle.")
     at.button[0].click().run()

@@ -6,12 +6,11 @@ import numpy as np
 import pytest
 
 from app.story import STEPS, alignment, answer, largest_masked_weight, question_word
-from tests.test_app import app  # noqa: F401 (the fixture)
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
-def test_the_story_is_the_start_page_and_steps_with_the_arrow_buttons(app):  # noqa: F811
+def test_the_story_is_the_start_page_and_steps_with_the_arrow_buttons(app):
     at = app("story", text=ANIMAL)
     assert not at.exception
     assert at.segmented_control(key="story").value == 0
@@ -25,7 +24,7 @@ def test_the_story_is_the_start_page_and_steps_with_the_arrow_buttons(app):  # n
     assert at.segmented_control(key="story").value == len(STEPS) - 2
 
 
-def test_the_prediction_is_revealed_from_the_models_attention(app, translator):  # noqa: F811
+def test_the_prediction_is_revealed_from_the_models_attention(app, translator):
     at = app("story", text=ANIMAL, story="2")
     words = translator.translate(ANIMAL, "de", 4, 0.6, trace=True).word_attention.encoder
     query = question_word(words)
