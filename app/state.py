@@ -100,13 +100,14 @@ def padded_batch(path: str, texts: tuple[str, ...], target: str) -> EncoderBatch
     return load_translator(path).encode_batch(list(texts), target)
 
 
-# A snapshot is a whole model (about 31 MB in float32 for the shipped shape): a lecture hall
-# sharing one server keeps at most this many in memory; a view, once computed, is cached.
-SNAPSHOTS_IN_MEMORY = 3
-
-
-@st.cache_resource(max_entries=SNAPSHOTS_IN_MEMORY, show_spinner=False)
 def load_snapshot(path: str, step: int, weights: str) -> Translator:
+    """The model at a snapshot, for the time it takes to compute its views. The last snapshot
+    is the model itself: the app's own translator. An earlier one is read from disk and let go
+    (a whole model each, about 31 MB in float32 for the shipped shape, and as much again for
+    its decoding engine): its views are cached, the model is not needed again, and an LRU of a
+    few models did not help, as every new sentence visits all snapshots in order."""
+    if weights == MODEL_FILE:
+        return load_translator(path)
     return snapshots.load_snapshot(path, Snapshot(step, weights))
 
 

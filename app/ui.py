@@ -259,6 +259,37 @@ def _ask(key: str) -> None:
     st.query_params[key] = "true"
 
 
+def playable(view: Callable[[], None], playing: bool, interval_s: float) -> None:
+    """Draw ``view``; while ``playing``, as a fragment that reruns alone every ``interval_s``
+    seconds. Only then: a session keeps its fragments until its next run, and with them the
+    page that defined them (see :func:`step_through`)."""
+    if playing:
+        st.fragment(view, run_every=interval_s)()
+    else:
+        view()
+
+
+def use_pair(pairs: dict[str, tuple[str, str]]) -> None:
+    """The callback of the bundled minimal pairs (pills ``bundled``): the chosen pair's first
+    sentence becomes the sentence, its second the second sentence (``pair``)."""
+    st.session_state.text, st.session_state.pair = pairs[st.session_state.bundled]
+    st.session_state.bundled = None
+
+
+def step_through(key: str, options: Sequence, delta: int) -> None:
+    """Move ``st.session_state[key]`` by ``delta`` places through ``options``, staying within them
+    (from the first option when it holds none of them): the callback of every ◀ / ▶ button.
+
+    Pages give widgets this and functions of other modules (or a list's ``__getitem__``, a
+    dict's ``get`` as format_func), never functions of their own: a session keeps its widgets'
+    callbacks and format functions until its next run, and a function a page defines keeps the
+    whole page alive with it (its analysis, snapshot views and figures), outside every cache's
+    bound, for as long as a student's tab stays open (tests/test_app.py checks every page)."""
+    current = st.session_state.get(key)
+    index = options.index(current) if current in options else 0
+    st.session_state[key] = options[min(max(index + delta, 0), len(options) - 1)]
+
+
 def snapshot_picker() -> SnapshotView | None:
     """For a model with snapshots, a training-step slider (the same one, in the URL, as on the
     Training dynamics page): None at the final step, else that snapshot on the sentence."""

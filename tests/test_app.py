@@ -2,6 +2,7 @@
 controls, keeps its state in the URL, and answers bad input with a message, never a traceback."""
 
 import base64
+import gc
 import json
 import shutil
 
@@ -56,6 +57,26 @@ def test_every_page_opens_with_charts(app, page):
     # the tiny model has no training log and no snapshots (tests/test_snapshots.py has them)
     assert charts(at) or page in ("model", "training")
     assert not [cell for cell in text_cells(at) if SENTENCEPIECE_WORD_START in cell]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_an_open_tab_keeps_none_of_its_page_alive(history_dir, monkeypatch, page):
+    """After a run, nothing of the page may stay reachable from the session (a widget's
+    callback, format function or fragment defined by the page would keep its analysis, views
+    and figures alive, outside every cache's bound, while the tab is open: app/ui.py's
+    step_through). The model with snapshots, so that the Training dynamics page runs in full."""
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(history_dir))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.switch_page(f"views/{page}.py")
+    assert_fine(at.run())
+    gc.collect()
+    page_file = f"views/{page}.py"
+    alive = [
+        namespace
+        for namespace in gc.get_objects()
+        if isinstance(namespace, dict) and str(namespace.get("__file__", "")).endswith(page_file)
+    ]
+    assert not alive, f"{page_file} stays alive with its session"
 
 
 def test_typing_a_sentence_translates_it(app, translator):

@@ -48,10 +48,7 @@ if st.session_state.get("step", 0) > last:
     st.session_state.step = last
 
 
-def move(delta: int) -> None:
-    st.session_state.step = min(max(st.session_state.get("step", 0) + delta, 0), last)
-
-
+step_numbers = range(last + 1)
 playing = st.toggle("▶ Play the search", key="play", disabled=last == 0)
 
 
@@ -60,10 +57,22 @@ def step_view() -> None:
         if st.session_state.get("step", 0) >= last:
             st.session_state.play = False
             st.rerun()
-        move(1)
+        ui.step_through("step", step_numbers, 1)
     back, forward, slider = st.columns([1.3, 1.3, 7], vertical_alignment="bottom")
-    back.button("◀ Previous", key="previous", on_click=move, args=(-1,), width="stretch")
-    forward.button("Next ▶", key="next", on_click=move, args=(1,), width="stretch")
+    back.button(
+        "◀ Previous",
+        key="previous",
+        on_click=ui.step_through,
+        args=("step", step_numbers, -1),
+        width="stretch",
+    )
+    forward.button(
+        "Next ▶",
+        key="next",
+        on_click=ui.step_through,
+        args=("step", step_numbers, 1),
+        width="stretch",
+    )
     with slider:
         step = st.slider("Step", 0, last, key="step", bind="query-params") if last else 0
     beam_step = result.steps[step]
@@ -136,7 +145,7 @@ def step_view() -> None:
     )
 
 
-st.fragment(step_view, run_every=PLAY_INTERVAL_S if playing else None)()
+ui.playable(step_view, playing, PLAY_INTERVAL_S)
 
 with st.expander("What the reasons in the tree, the bars and the table mean", expanded=True):
     st.table({"meaning": explanations})  # a row per reason, named by it

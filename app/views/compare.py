@@ -22,14 +22,8 @@ def head_picker(
     layer = ui.pick(
         "Layer", list(range(1, layers + 1)), f"{prefix}_layer", layers, in_presentation=True
     )
-    chosen = ui.pick(
-        "Head",
-        ["avg", *range(1, heads + 1)],
-        f"{prefix}_head",
-        head,
-        format_func=lambda h: "average" if h == "avg" else str(h),
-        in_presentation=True,
-    )
+    named = {"avg": "average", **{h: str(h) for h in range(1, heads + 1)}}
+    chosen = ui.pick("Head", list(named), f"{prefix}_head", head, named.get, in_presentation=True)
     return layer, chosen
 
 

@@ -26,13 +26,6 @@ READING_GUIDE = (
 )
 
 
-def use_pair() -> None:
-    """A bundled pair: its first half becomes the sentence, its second the second sentence."""
-    chosen = st.session_state.bundled
-    st.session_state.text, st.session_state.pair = PAIRS[chosen]
-    st.session_state.bundled = None
-
-
 def difference_map(first: Translation, second: Translation) -> None:
     """Pick an output word of the first translation with a partner in the second (the first
     changed one by default) and draw where each looks, and the difference, over the source."""
@@ -55,16 +48,8 @@ def difference_map(first: Translation, second: Translation) -> None:
         help="Words of the two translations that correspond; a changed word shows both forms.",
     )
     layers = first.word_attention.cross.weights.shape[0]
-
-    def describe(layer: str | int) -> str:
-        return "every layer (mean)" if layer == "mean" else f"layer {layer}"
-
-    layer = ui.pick(
-        "Cross-attention of",
-        ["mean", *range(1, layers + 1)],
-        "pair_layer",
-        format_func=describe,
-    )
+    described = {"mean": "every layer (mean)", **{n: f"layer {n}" for n in range(1, layers + 1)}}
+    layer = ui.pick("Cross-attention of", list(described), "pair_layer", format_func=described.get)
     found = attention_difference(
         first.word_attention.cross,
         second.word_attention.cross,
@@ -77,7 +62,7 @@ def difference_map(first: Translation, second: Translation) -> None:
             found.second,
             found.source_labels,
             ("first sentence", "second sentence"),
-            f"Where “{label[compared]}” looks: cross-attention, {describe(layer)}, mean of heads",
+            f"Where “{label[compared]}” looks: cross-attention, {described[layer]}, mean of heads",
         ),
         "pair-difference",
     )
@@ -99,7 +84,7 @@ position = st.selectbox(
     range(len(rows)),
     index=min(1, len(rows) - 1),
     # the URL holds this text: unique, as rows repeat
-    format_func=lambda i: f"{i}: {figures.piece_text(rows[i])}",
+    format_func=[f"{i}: {figures.piece_text(row)}" for i, row in enumerate(rows)].__getitem__,
     key="word",
     bind="query-params",
     help="Each decoder position reads one piece and predicts the next.",
@@ -207,7 +192,7 @@ st.markdown(
 )
 
 
-st.pills("Bundled pairs", list(PAIRS), key="bundled", on_change=use_pair)
+st.pills("Bundled pairs", list(PAIRS), key="bundled", on_change=ui.use_pair, args=(PAIRS,))
 if "pair" not in st.session_state and "pair" not in st.query_params:
     st.session_state.pair = partner(settings.text)
 other = st.text_input("Second sentence", key="pair", bind="query-params")
@@ -241,7 +226,7 @@ followed = st.selectbox(
     range(len(shared)),
     index=shared_words.index("it") if "it" in shared_words else 0,
     # the URL holds this text: unique, as words repeat ("the" twice), numbered as in the charts
-    format_func=lambda k: f"{shared[k][0]}: {shared_words[k]}",
+    format_func=[f"{shared[k][0]}: {shared_words[k]}" for k in range(len(shared))].__getitem__,
     key="follow",
     bind="query-params",
 )

@@ -63,9 +63,7 @@ query = st.selectbox(
 key = st.selectbox(
     "…looking at (optional)",
     [None, *range(len(words.key_labels))],
-    format_func=lambda key: (
-        "its top word, whichever it is" if key is None else words.key_labels[key]
-    ),
+    format_func={None: "its top word, whichever it is", **dict(enumerate(words.key_labels))}.get,
     key="at_word",
     bind="query-params",
     help="Pick the word it should find (for 'it': 'animal') to rank heads by the weight on it.",

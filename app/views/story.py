@@ -6,20 +6,26 @@ import streamlit as st
 from app import figures, state, ui
 from app.story import STEPS, alignment, answer, largest_masked_weight, question_word
 
-
-def move(delta: int) -> None:
-    current = st.session_state.get("story", 0)
-    st.session_state.story = min(max(current + delta, 0), len(STEPS) - 1)
-
-
 st.title("Story: how a Transformer translates your sentence")
 analysis = state.analysis()
 result = analysis.result
-step = ui.pick("Step", range(len(STEPS)), "story", 0, lambda i: f"{i + 1} · {STEPS[i].title}")
+chapters = range(len(STEPS))
+numbered = [f"{number} · {chapter.title}" for number, chapter in enumerate(STEPS, start=1)]
+step = ui.pick("Step", chapters, "story", 0, numbered.__getitem__)
 back, forward, _ = st.columns([1, 1, 4])
-back.button("◀ Back", shortcut="Left", on_click=move, args=(-1,), disabled=step == 0)
+back.button(
+    "◀ Back",
+    shortcut="Left",
+    on_click=ui.step_through,
+    args=("story", chapters, -1),
+    disabled=step == 0,
+)
 forward.button(
-    "Next ▶", shortcut="Right", on_click=move, args=(1,), disabled=step == len(STEPS) - 1
+    "Next ▶",
+    shortcut="Right",
+    on_click=ui.step_through,
+    args=("story", chapters, 1),
+    disabled=step == len(STEPS) - 1,
 )
 st.caption("Keys ← and → step through the story.")
 

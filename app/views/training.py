@@ -39,11 +39,6 @@ if st.session_state.get("snapshot", steps[-1]) not in steps:  # a step of anothe
     del st.session_state["snapshot"]
 
 
-def move(delta: int) -> None:
-    index = steps.index(st.session_state.snapshot) + delta
-    st.session_state.snapshot = steps[min(max(index, 0), len(steps) - 1)]
-
-
 playing = st.toggle("▶ Play the training", key="train_play")
 kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
 n_layers, n_heads = getattr(analysis.result.attention, kind).weights.shape[:2]
@@ -61,10 +56,22 @@ def snapshot_view() -> None:
         if st.session_state.snapshot == steps[-1]:
             st.session_state.train_play = False
             st.rerun()
-        move(1)
+        ui.step_through("snapshot", steps, 1)
     back, forward, slider = st.columns([1.3, 1.3, 7], vertical_alignment="bottom")
-    back.button("◀ Earlier", key="earlier", on_click=move, args=(-1,), width="stretch")
-    forward.button("Later ▶", key="later", on_click=move, args=(1,), width="stretch")
+    back.button(
+        "◀ Earlier",
+        key="earlier",
+        on_click=ui.step_through,
+        args=("snapshot", steps, -1),
+        width="stretch",
+    )
+    forward.button(
+        "Later ▶",
+        key="later",
+        on_click=ui.step_through,
+        args=("snapshot", steps, 1),
+        width="stretch",
+    )
     with slider:
         step = st.select_slider(
             "Training step",
@@ -115,4 +122,4 @@ def snapshot_view() -> None:
     st.caption(DYNAMICS_HELP)
 
 
-st.fragment(snapshot_view, run_every=PLAY_INTERVAL_S if playing else None)()
+ui.playable(snapshot_view, playing, PLAY_INTERVAL_S)
