@@ -12,7 +12,9 @@ outside the run folder changes.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -142,6 +144,7 @@ def card_markdown(card: dict) -> str:
         scores_section(card["scores"]),
         curve_section(card["training"].get("validation_curve", [])),
         snapshot_section(card.get("snapshots", [])),
+        width_study_section(card.get("width_study", [])),
         ["## Examples (beam 4)", "", "| English | target | translation |", "|---|---|---|"]
         + [f"| {e['source']} | {e['target']} | {e['translation']} |" for e in card["examples"]],
         data_section(card),
@@ -242,6 +245,53 @@ def curve_section(curve: list[dict]) -> list[str]:
         f"{point.get('val_bleu_de', 0):.1f} | {point.get('val_bleu_fr', 0):.1f} |"
         for point in curve
     ]
+
+
+STUDY_MARK_MINUTES = 3  # the width study's table compares the runs every this many minutes
+
+
+def value_at_minutes(curve: list[dict], key: str, minutes: float) -> float | None:
+    """``key`` of a run's validation curve at ``minutes`` of training, interpolated linearly
+    between the validations around it; None outside the curve."""
+    for before, after in itertools.pairwise(curve):
+        if before["minutes"] <= minutes <= after["minutes"]:
+            span = after["minutes"] - before["minutes"]
+            share = (minutes - before["minutes"]) / span if span else 1.0
+            return before[key] + share * (after[key] - before[key])
+    return None
+
+
+def width_study_section(study: list[dict]) -> list[str]:
+    """card.md's section: each width's throughput and its validation at equal minutes."""
+    if not study:
+        return []
+    longest = math.ceil(max(point["minutes"] for run in study for point in run["curve"]))
+    marks = sorted({*range(STUDY_MARK_MINUTES, longest, STUDY_MARK_MINUTES), longest})
+    lines = [
+        "## Width study (equal training minutes)",
+        "",
+        "Short runs from scratch that differ only in width (d_ff = 4 d_model), each given the same "
+        "training minutes: validation BLEU (mean of en-de and en-fr on the validation sample, "
+        "greedy) / validation loss at each mark, interpolated between the validations around it "
+        "(`python -m train.width_study`).",
+        "",
+        "| d_model | parameters | tokens/s | steps | "
+        + " | ".join(f"{mark} min" for mark in marks)
+        + " |",
+        "|---" * (4 + len(marks)) + "|",
+    ]
+    for run in study:
+        cells = []
+        for mark in marks:
+            bleu, loss = (
+                value_at_minutes(run["curve"], key, mark) for key in ("val_bleu", "val_loss")
+            )
+            cells.append("-" if bleu is None else f"{bleu:.1f} / {loss:.2f}")
+        lines.append(
+            f"| {run['d_model']} | {run['parameters']:,} | {run['tokens_per_second']:,} | "
+            f"{run['curve'][-1]['step']:,} | " + " | ".join(cells) + " |"
+        )
+    return lines
 
 
 def snapshot_section(snapshots: list[dict]) -> list[str]:

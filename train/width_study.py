@@ -1,0 +1,82 @@
+"""Choose the width by measurement: short training runs that differ only in d_model, given the
+same minutes, compared by their validation curves, and recorded in a model card.
+
+    for W in 128 192 256; do
+      python -m train --preset cpu --d-model $W --d-ff $((4*W)) --out runs/width_$W \
+        --max-minutes 12 --eval-every 300 --snapshot-steps ""
+    done
+    python -m train.width_study runs/width_128 runs/width_192 runs/width_256 \
+        --card pretrained/en-de-fr
+
+Each run's metrics.jsonl gives its validation points (loss, BLEU and chrF on the validation
+sample) and the training minutes at which they were taken; the card gets them as
+``width_study`` in card.json and a section in card.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from core.checkpoint import CARD_FILE, MODEL_FILE, load_model
+from core.metrics_log import read_metrics
+from train.card import card_markdown, write_card
+
+FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")
+
+
+def study_run(run: Path) -> dict:
+    """One run of the study: its width, parameters, mean training tokens/s, and its validation
+    points with the training minutes at which each was taken."""
+    metrics = read_metrics(run / "metrics.jsonl")
+    model, _ = load_model(run / "model" / MODEL_FILE)
+    training = json.loads((run / "model" / CARD_FILE).read_text())["training"]
+    logged = [(m["step"], m["elapsed_s"]) for m in metrics if "elapsed_s" in m]
+
+    def minutes_at(step: int) -> float:
+        """Training minutes when ``step`` ended: the run's total for its last step, else the
+        last log line at or before it (lines come every --log-every steps)."""
+        if step == training["steps"]:
+            return training["seconds"] / 60
+        return (
+            max((seconds for logged_step, seconds in logged if logged_step <= step), default=0) / 60
+        )
+
+    rates = [m["tokens_per_s"] for m in metrics if "tokens_per_s" in m]
+    return {
+        "run": run.name,
+        "d_model": model.config.d_model,
+        "d_ff": model.config.d_ff,
+        "parameters": model.num_parameters(),
+        "tokens_per_second": round(sum(rates) / len(rates)) if rates else None,
+        "minutes": round(training["seconds"] / 60, 2),
+        "curve": [
+            {
+                "minutes": round(minutes_at(m["step"]), 2),
+                **{key: m[key] for key in FIELDS if key in m},
+            }
+            for m in metrics
+            if "val_loss" in m
+        ],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m train.width_study", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("runs", type=Path, nargs="+", help="the study's training run folders")
+    parser.add_argument(
+        "--card", type=Path, required=True, help="model folder whose card gets the study"
+    )
+    args = parser.parse_args(argv)
+    card = json.loads((args.card / CARD_FILE).read_text())
+    card["width_study"] = sorted((study_run(run) for run in args.runs), key=lambda r: r["d_model"])
+    write_card(args.card, card)
+    print(card_markdown(card).split("## Width study", 1)[1].split("\n## ", 1)[0])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
