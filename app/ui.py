@@ -13,6 +13,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from app import figures, narrow, presentation, slides, state
 from app.state import DEFAULTS, EXAMPLES, settings
@@ -274,6 +275,22 @@ def use_pair(pairs: dict[str, tuple[str, str]]) -> None:
     sentence becomes the sentence, its second the second sentence (``pair``)."""
     st.session_state.text, st.session_state.pair = pairs[st.session_state.bundled]
     st.session_state.bundled = None
+
+
+def step_buttons(key: str, options: Sequence, buttons: dict[str, str]) -> DeltaGenerator:
+    """A ◀ and a ▶ button (``buttons``: their widget keys and labels, back first) that move
+    ``st.session_state[key]`` through ``options``; returns the column beside them, for the
+    slider that shows the value."""
+    *columns, slider = st.columns([1.3, 1.3, 7], vertical_alignment="bottom")
+    for column, (button_key, label), delta in zip(columns, buttons.items(), (-1, 1)):
+        column.button(
+            label,
+            key=button_key,
+            on_click=step_through,
+            args=(key, options, delta),
+            width="stretch",
+        )
+    return slider
 
 
 def step_through(key: str, options: Sequence, delta: int) -> None:

@@ -58,22 +58,7 @@ def step_view() -> None:
             st.session_state.play = False
             st.rerun()
         ui.step_through("step", step_numbers, 1)
-    back, forward, slider = st.columns([1.3, 1.3, 7], vertical_alignment="bottom")
-    back.button(
-        "◀ Previous",
-        key="previous",
-        on_click=ui.step_through,
-        args=("step", step_numbers, -1),
-        width="stretch",
-    )
-    forward.button(
-        "Next ▶",
-        key="next",
-        on_click=ui.step_through,
-        args=("step", step_numbers, 1),
-        width="stretch",
-    )
-    with slider:
+    with ui.step_buttons("step", step_numbers, {"previous": "◀ Previous", "next": "Next ▶"}):
         step = st.slider("Step", 0, last, key="step", bind="query-params") if last else 0
     beam_step = result.steps[step]
     per_beam = candidates_per_beam(settings.beam)  # bars per beam

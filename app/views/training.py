@@ -57,22 +57,7 @@ def snapshot_view() -> None:
             st.session_state.train_play = False
             st.rerun()
         ui.step_through("snapshot", steps, 1)
-    back, forward, slider = st.columns([1.3, 1.3, 7], vertical_alignment="bottom")
-    back.button(
-        "◀ Earlier",
-        key="earlier",
-        on_click=ui.step_through,
-        args=("snapshot", steps, -1),
-        width="stretch",
-    )
-    forward.button(
-        "Later ▶",
-        key="later",
-        on_click=ui.step_through,
-        args=("snapshot", steps, 1),
-        width="stretch",
-    )
-    with slider:
+    with ui.step_buttons("snapshot", steps, {"earlier": "◀ Earlier", "later": "Later ▶"}):
         step = st.select_slider(
             "Training step",
             steps,
