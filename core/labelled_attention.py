@@ -37,7 +37,16 @@ class LabelledAttention:
     query_labels: list[str]
     key_labels: list[str]
     scores: np.ndarray | None = None  # QK^T / sqrt(d_k); None when merged into words
-    masked_scores: np.ndarray | None = None  # the scores with -inf where the mask forbids
+    allowed: np.ndarray | None = None  # (queries, keys): where the mask lets a query attend
+
+    @property
+    def masked_scores(self) -> np.ndarray | None:
+        """The scores with -inf where the mask forbids, as the model computed them: derived, not
+        stored (one mask serves every layer and head; keeping them would add half again to the
+        scores' memory in every cached analysis)."""
+        if self.scores is None or self.allowed is None:
+            return None
+        return np.where(self.allowed, self.scores, -np.inf).astype(self.scores.dtype)
 
 
 @dataclass(frozen=True)
@@ -76,12 +85,10 @@ def labelled(
     def stack(name: str) -> np.ndarray:
         return torch.stack([getattr(m, name)[row] for m in maps]).float().numpy()
 
+    # the mask broadcasts over layers and heads: the first layer's first head holds it
+    allowed = ~torch.isneginf(maps[0].masked_scores[row, 0]).numpy()
     return LabelledAttention(
-        stack("weights"),
-        list(query_labels),
-        list(key_labels),
-        stack("scores"),
-        stack("masked_scores"),
+        stack("weights"), list(query_labels), list(key_labels), stack("scores"), allowed
     )
 
 

@@ -4,9 +4,10 @@ the next, and the word view is the piece view summed up."""
 
 import numpy as np
 import pytest
+import torch
 
-from core.labelled_attention import PREDICTS, hypothesis_labels, prediction_labels
-from core.tokenizer import BOS_ID, EOS_ID
+from core.labelled_attention import PREDICTS, hypothesis_labels, labelled, prediction_labels
+from core.tokenizer import BOS_ID, EOS_ID, PAD_ID
 from core.translator import Translator
 from core.words import merge_attention, words
 from tests.conftest import eos_prone_model
@@ -90,3 +91,19 @@ def test_hypothesis_labels_show_the_end_of_the_prefix():
         f"beam 1: p2{PREDICTS}?",
         f"beam 2: … p8 p9 p10{PREDICTS}?",
     ]
+
+
+def test_masked_scores_are_the_models_in_every_layer_and_head(model):
+    """Derived from the scores and one mask, they equal what the model computed, -inf exactly
+    where it masked: padding (row 1 of the batch) and, in the decoder, the future."""
+    source = torch.tensor([[5, 6, 7, 8, EOS_ID], [5, 6, EOS_ID, PAD_ID, PAD_ID]])
+    target = torch.tensor([[BOS_ID, 9, 10], [BOS_ID, 9, 10]])
+    with torch.no_grad():
+        _, trace = model(source, target, inspect=True)
+    for maps in (trace.encoder_self, trace.decoder_self, trace.cross):
+        queries, keys = maps[0].weights.shape[-2:]
+        for row in range(2):
+            attention = labelled(maps, ["query"] * queries, ["key"] * keys, row)
+            expected = torch.stack([layer.masked_scores[row] for layer in maps]).numpy()
+            np.testing.assert_array_equal(attention.masked_scores, expected)
+            assert np.isneginf(expected).any() == (row == 1 or maps is trace.decoder_self)
