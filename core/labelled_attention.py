@@ -46,7 +46,7 @@ class LabelledAttention:
         scores' memory in every cached analysis)."""
         if self.scores is None or self.allowed is None:
             return None
-        return np.where(self.allowed, self.scores, -np.inf).astype(self.scores.dtype)
+        return np.where(self.allowed, self.scores, np.float32(-np.inf))  # float32, no upcast
 
 
 @dataclass(frozen=True)

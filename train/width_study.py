@@ -21,7 +21,7 @@ from pathlib import Path
 
 from core.checkpoint import CARD_FILE, MODEL_FILE, load_model
 from core.metrics_log import read_metrics
-from train.card import card_markdown, write_card
+from train.card import width_study_section, write_card
 
 FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     card = json.loads((args.card / CARD_FILE).read_text())
     card["width_study"] = sorted((study_run(run) for run in args.runs), key=lambda r: r["d_model"])
     write_card(args.card, card)
-    print(card_markdown(card).split("## Width study", 1)[1].split("\n## ", 1)[0])
+    print("\n".join(width_study_section(card["width_study"])))
     return 0
 
 
