@@ -139,9 +139,8 @@ def test_head_importance_waits_for_its_button_then_is_kept_for_everyone(
     assert at.query_params["importance"] == "true"  # a copied link shows it too
     assert not [b for b in at.button if b.label.startswith("Compute head importance")]
 
-    another_student = app(
-        "head_lab", text=text, kind="cross"
-    )  # the same sentence: kept, shown at once
+    # the same sentence: kept, shown at once
+    another_student = app("head_lab", text=text, kind="cross")
     np.testing.assert_array_equal(importance_maps(another_student)[0], drawn)
     assert importance_passes == ["cross"]
 
