@@ -56,6 +56,13 @@ def test_killed_run_resumes_from_its_checkpoint_and_ends_where_an_unbroken_run_e
         "1000",
         "--dropout",
         "0.1",
+        # each epoch's augmentation is drawn again on resuming: it must come out the same
+        "--concat-fraction",
+        "0.2",
+        "--copy-fraction",
+        "0.5",
+        "--subword-alpha",
+        "0.5",
     )
     unbroken = run_train(data_dir, tmp_path / "unbroken", *flags)
     assert unbroken.wait(timeout=300) == 0

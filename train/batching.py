@@ -3,24 +3,61 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import torch
 
-from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
+from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, language_tag, normalize_text
 from train.data import Example
 
+# A sampled segmentation is drawn from this many best ones (the "l-best" sampling of Kudo 2018)
+SAMPLED_SEGMENTATIONS = 8
 
-def encode_examples(tokenizer: Tokenizer, examples: list[Example], max_len: int) -> list[tuple]:
+
+def encode_examples(
+    tokenizer: Tokenizer, examples: list[Example], max_len: int, alpha: float = 0.0, seed: int = 0
+) -> list[tuple]:
     """(source ids <2xx> ... </s>, target ids ... </s>) per example; pairs longer than the model's
-    max_len - 1 on either side are dropped (the decoder input adds <s>)."""
+    max_len - 1 on either side are dropped (the decoder input adds <s>).
+
+    With alpha > 0 each side's pieces are a sampled segmentation (subword regularisation):
+    seeded, so the same seed gives the same pairs in any process."""
+    texts = ([e.source_text for e in examples], [e.target_text for e in examples])
+    if alpha:
+        rng = random.Random(seed)
+        sources, targets = (sampled_segmentations(tokenizer, side, alpha, rng) for side in texts)
+    else:
+        sources, targets = (
+            tokenizer.sp.encode([normalize_text(t) for t in side]) for side in texts
+        )
     encoded = []
-    for example in examples:
-        source = tokenizer.encode_source(example.source_text, example.target)
-        target = [*tokenizer.encode(example.target_text), EOS_ID]
+    for example, source, target in zip(examples, sources, targets):
+        source = [tokenizer.sp.piece_to_id(language_tag(example.target)), *source, EOS_ID]
+        target = [*target, EOS_ID]
         if len(source) < max_len and len(target) < max_len:
             encoded.append((source, target))
     return encoded
+
+
+def sampled_segmentations(
+    tokenizer: Tokenizer, texts: list[str], alpha: float, rng: random.Random
+) -> list[list[int]]:
+    """For each text, one of its SAMPLED_SEGMENTATIONS best segmentations x into pieces, drawn
+    with P(x) proportional to P_unigram(x)^alpha, log P_unigram(x) = sum of its pieces' log
+    probabilities; smaller alpha, more varied. (SentencePiece's own sampler cannot be seeded
+    reproducibly across processes, which a resumed run needs.)"""
+    log_probability = [tokenizer.sp.get_score(i) for i in range(len(tokenizer))]
+    normalised = [normalize_text(text) for text in texts]
+    drawn = []
+    for candidates in tokenizer.sp.nbest_encode_as_ids(
+        normalised, nbest_size=SAMPLED_SEGMENTATIONS
+    ):
+        scores = [alpha * sum(log_probability[i] for i in pieces) for pieces in candidates]
+        best = max(scores)
+        weights = [math.exp(score - best) for score in scores]
+        drawn.append(rng.choices(candidates, weights=weights)[0])
+    return drawn
 
 
 def token_batches(lengths: list[tuple[int, int]], max_tokens: int, seed: int) -> list[list[int]]:

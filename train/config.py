@@ -47,6 +47,12 @@ HELP = {
     "init_from": "start from this trained model directory (its weights, vocabulary and shape) with "
     "a fresh optimizer; the schedule goes on from the model's own step count",
     "init_warmup": "with --init-from: steps of linear warm-up up to the continued schedule",
+    "concat_fraction": "extra training pairs per epoch made by joining two random pairs of one "
+    "language, as a fraction of the corpus (longer sentences; train/augment.py)",
+    "copy_fraction": "of the pairs that carry a name or number unchanged, the fraction that gets a "
+    "second copy per epoch with an invented name or random number in its place",
+    "subword_alpha": "draw each epoch's segmentation of a sentence from its 8 best, P ~ "
+    "P_unigram^alpha (subword regularisation; smaller is more varied); 0 = the best one",
     "fresh": "delete the run folder's checkpoints, snapshots, metrics and vocabulary, and start "
     "over instead of resuming",
 }
@@ -87,6 +93,9 @@ class TrainConfig:
     snapshot_steps: str = ""
     init_from: str = ""
     init_warmup: int = 200
+    concat_fraction: float = 0.0
+    copy_fraction: float = 0.0
+    subword_alpha: float = 0.0
     fresh: bool = False
 
     def model_config(self, vocab_size: int) -> ModelConfig:

@@ -39,6 +39,7 @@ from core.scoring import score_translations
 from core.snapshots import SNAPSHOT_DIR, snapshot_name
 from core.tokenizer import PAD_ID, Tokenizer
 from core.translator import Translator
+from train.augment import Augmentation, epoch_examples
 from train.batching import collate, encode_examples, token_batches
 from train.config import TrainConfig
 from train.data import Corpus, load_corpus
@@ -160,10 +161,10 @@ class Trainer:
         self.initial_state, self.origin = None, None
         if config.init_from:
             self.model_config, self.initial_state, self.origin = self.initial_model()
-        self.train_pairs = encode_examples(
-            self.tokenizer, self.corpus.train, self.model_config.max_len
+        self.augmentation = Augmentation(
+            config.concat_fraction, config.copy_fraction, config.subword_alpha
         )
-        self.lengths = [(len(s), len(t)) for s, t in self.train_pairs]
+        self.pairs_of_epoch = -1
 
         self.model = Transformer(self.model_config).to(self.device)
         if self.initial_state is not None:
@@ -344,8 +345,23 @@ class Trainer:
 
     # -- training ------------------------------------------------------------------------------
 
+    def prepare_epoch(self) -> None:
+        """This epoch's encoded pairs: the corpus as it is, or with this epoch's augmentation
+        (train/augment.py), drawn from the epoch's seed, so that a resumed run and every process
+        of a distributed one draw the same."""
+        if self.pairs_of_epoch == self.epoch:
+            return
+        seed = self.config.seed + self.epoch
+        examples = epoch_examples(self.corpus.train, self.augmentation, seed)
+        self.train_pairs = encode_examples(
+            self.tokenizer, examples, self.model_config.max_len, self.config.subword_alpha, seed
+        )
+        self.lengths = [(len(s), len(t)) for s, t in self.train_pairs]
+        self.pairs_of_epoch = self.epoch
+
     def epoch_batches(self) -> list[list[int]]:
         """This epoch's batches for this rank; every rank gets the same count."""
+        self.prepare_epoch()
         batches = token_batches(self.lengths, self.config.max_tokens, self.config.seed + self.epoch)
         usable = len(batches) - len(batches) % self.dist.world_size
         return batches[self.dist.rank : usable : self.dist.world_size]
@@ -376,9 +392,11 @@ class Trainer:
 
     def run(self) -> Path | None:
         config = self.config
+        self.prepare_epoch()
         self.log(f"data: {'; '.join(self.corpus.notes)}")
         self.log(
-            f"{len(self.train_pairs)} training pairs, {len(self.corpus.valid)} validation pairs, "
+            f"{len(self.train_pairs)} training pairs in epoch {self.epoch} ({self.augmentation}), "
+            f"{len(self.corpus.valid)} validation pairs, "
             f"vocabulary {len(self.tokenizer)}, {self.model.num_parameters():,} parameters, "
             f"device {self.device}, {self.dist.world_size} process(es)"
         )
