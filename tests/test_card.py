@@ -8,7 +8,16 @@ from train import card
 
 def test_card_stays_in_the_run_without_export_and_ships_snapshots_with_it(data_dir, tmp_path):  # noqa: F811
     run = tmp_path / "run"
-    flags = ("--max-steps", "6", "--snapshot-steps", "2", "--dropout", "0.2")
+    flags = (
+        "--max-steps",
+        "6",
+        "--snapshot-steps",
+        "2",
+        "--dropout",
+        "0.2",
+        "--copy-fraction",
+        "0.3",
+    )
     assert run_train(data_dir, run, *flags).wait(timeout=300) == 0
     notes = tmp_path / "notes.md"
     notes.write_text("Shape chosen by a test.")
@@ -22,6 +31,8 @@ def test_card_stays_in_the_run_without_export_and_ships_snapshots_with_it(data_d
     assert written["training"]["mfu"] > 0 and written["training"]["peak_tflops"] > 0
     markdown = (run / "model" / "card.md").read_text()
     assert "dropout 0.2" in markdown and "Shape chosen by a test." in markdown
+    assert "for 30% of the pairs that carry a name or number unchanged, a copy" in markdown
+    assert "joined" not in markdown and "subword" not in markdown  # not asked for
     assert not (tmp_path / "shipped").exists()
 
     assert card.main([*base, "--valid-sentences", "3", "--export", str(tmp_path / "shipped")]) == 0

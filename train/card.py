@@ -99,6 +99,7 @@ EXAMPLES = [
     "while their parents sit on a wooden bench and watch them in the warm afternoon sun.",
 ]
 LENGTH_PENALTY = 0.6  # the GNMT alpha every score and example here is decoded with
+AUGMENTATION_KEYS = ("concat_fraction", "copy_fraction", "subword_alpha")  # train/augment.py
 
 
 def example_translations(translator: Translator) -> list[dict]:
@@ -203,6 +204,26 @@ def training_section(training: dict) -> list[str]:
         lines.append(
             f"- data mixture: every Tatoeba pair once and every Multi30k training pair "
             f"{recipe['multi30k_repeat']} times per epoch"
+        )
+        lines += augmentation_lines(recipe)
+    return lines
+
+
+def augmentation_lines(recipe: dict) -> list[str]:
+    """What train/augment.py added to each epoch, when the run asked for it."""
+    concat, copy, alpha = (recipe.get(key, 0) for key in AUGMENTATION_KEYS)
+    lines = []
+    if concat:
+        lines.append(f"- plus {concat:.0%} more pairs per epoch, each two random pairs joined")
+    if copy:
+        lines.append(
+            f"- plus, for {copy:.0%} of the pairs that carry a name or number unchanged, a copy "
+            "with an invented name or a random number in its place, drawn afresh each epoch"
+        )
+    if alpha:
+        lines.append(
+            f"- subword regularisation: each epoch's pieces drawn from a sentence's 8 best "
+            f"segmentations, P ~ P_unigram^{alpha}"
         )
     return lines
 
@@ -327,7 +348,7 @@ def training_summary(run: Path) -> dict:
     training = json.loads((run / "model" / CARD_FILE).read_text()).get("training", {})
     config = training.pop("train_config", {})
     recipe_keys = ["warmup", "lr_scale", "max_tokens", "label_smoothing", "dropout", "bf16"]
-    recipe_keys += ["average_last", "multi30k_repeat"]
+    recipe_keys += ["average_last", "multi30k_repeat", *AUGMENTATION_KEYS]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
     metrics = read_metrics(run / "model" / "metrics.jsonl")  # the whole history, see lineage.py
     rates = [m["tokens_per_s"] for m in metrics if "tokens_per_s" in m]
