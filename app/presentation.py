@@ -5,9 +5,10 @@ hidden (the lecturer says them; a view is chosen before, or in the URL), except 
 head pickers, drawn small on one line; its buttons and sliders stay (the beam search's and the
 story's steps); the sentence and its translation stand in large type above the figures
 (ui.sentence_banner), and every chart is as tall as the screen allows, so that the page's first
-figure is seen whole without scrolling, at 1280x720 as at 1920x1080 (for a sentence of up to two
-lines in the banner). Streamlit does not tell the server the size of the window, so the height is
-CSS (vh) on the chart's element, which the chart fills when drawn with height="stretch".
+figure is seen whole without scrolling, at 1280x720 as at 1920x1080 (the banner shows two lines
+of a longer sentence, the rest under the pointer). Streamlit does not tell the server the size of
+the window, so the height is CSS (vh) on the chart's element, which the chart fills when drawn
+with height="stretch".
 """
 
 from __future__ import annotations
@@ -32,8 +33,13 @@ CSS = f"""<style>
 /* the page's title: the banner and the figures' titles say what is on screen */
 [data-testid="stMain"] .stElementContainer:has(h1) {{ display: none; }}
 [data-testid="stMain"] h2, [data-testid="stMain"] h3 {{ font-size: 1.3rem; padding: 0.25rem 0; }}
-/* the sentence and its translation, large (ui.sentence_banner) */
+/* the sentence and its translation, large (ui.sentence_banner), two lines at most so that the
+   figure stays in view: a longer sentence ends in an ellipsis, and shows whole under the pointer */
 .st-key-sentence-banner [data-testid="stText"] {{ font-size: 1.9rem; line-height: 1.25; }}
+.st-key-sentence-banner [data-testid="stText"] > span {{
+    display: -webkit-box; -webkit-box-orient: vertical; -webkit-line-clamp: 2; overflow: hidden;
+}}
+.st-key-sentence-banner [data-testid="stText"] > span:hover {{ -webkit-line-clamp: unset; }}
 /* the page's prose and pickers; not its buttons and sliders (the beam search's steps), nor the
    story's question to the audience, nor the pickers it keeps (below) */
 [data-testid="stMain"] .stElementContainer:has(> :is(

@@ -20,6 +20,12 @@ from tests.test_browser import chart_title, page, server, step  # noqa: F401 (fi
 pytestmark = pytest.mark.browser
 
 SENTENCE = "The small cat sleeps in the big house."
+# four lines of the banner's large type, were they all shown; 45 pieces, within the tiny model's
+# reach, and no byte pieces (either would add a warning above the figure)
+LONG_SENTENCE = (
+    "The small red dog runs very quickly today and the big happy cat sleeps in the house while the "
+    "child reads a book."
+)
 PROJECTORS = [(1280, 720), (1920, 1080)]
 PHONE = (390, 844)
 # page path -> the key of its main figure (ui.chart's name) and the query that shows it
@@ -39,8 +45,8 @@ TITLES_AND_TICKS = f"""() => [...document.querySelectorAll('.js-plotly-plot')].m
 ])"""
 
 
-def open_page(tab, url: str, path: str, **query: str) -> None:
-    tab.goto(f"{url}/{path}?{urlencode({'text': SENTENCE} | query)}")
+def open_page(tab, url: str, path: str, text: str = SENTENCE, **query: str) -> None:
+    tab.goto(f"{url}/{path}?{urlencode({'text': text} | query)}")
     wait_for_app(tab)
     if path != "model":
         tab.wait_for_selector(CHART)
@@ -79,13 +85,14 @@ def sidebar_collapsed(tab) -> bool:
 
 
 @pytest.mark.parametrize("width, height", PROJECTORS)
-def test_presentation_mode_shows_the_main_figure_whole(server, page, width, height):  # noqa: F811
+@pytest.mark.parametrize("text", [SENTENCE, LONG_SENTENCE], ids=["short", "long"])
+def test_presentation_mode_shows_the_main_figure_whole(server, page, width, height, text):  # noqa: F811
     page.set_viewport_size({"width": width, "height": height})
     for path, (chart, query) in MAIN_FIGURES.items():
-        open_page(page, server, path, present="true", **query)
+        open_page(page, server, path, text, present="true", **query)
         assert sidebar_collapsed(page), path
         banner = page.locator(".st-key-sentence-banner [data-testid='stText']").first
-        assert banner.inner_text() == SENTENCE
+        assert banner.inner_text() == text
         assert float(banner.evaluate("el => parseFloat(getComputedStyle(el).fontSize)")) >= 28
         figure = page.locator(f".st-key-chart-{chart} .js-plotly-plot").bounding_box()
         assert figure["height"] > height / 2, (path, figure)  # fitted, not a thumbnail
