@@ -32,7 +32,6 @@ VOWELS = "aeiou"
 class Augmentation:
     concat_fraction: float = 0.0  # extra joined pairs, as a fraction of the corpus
     copy_fraction: float = 0.0  # of the pairs that carry a name or number, how many get a copy
-    subword_alpha: float = 0.0  # unigram sampling smoothing (smaller = more varied); 0 = off
 
 
 def concatenated(examples: list[Example], count: int, rng: random.Random) -> list[Example]:

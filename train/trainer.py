@@ -161,9 +161,7 @@ class Trainer:
         self.initial_state, self.origin = None, None
         if config.init_from:
             self.model_config, self.initial_state, self.origin = self.initial_model()
-        self.augmentation = Augmentation(
-            config.concat_fraction, config.copy_fraction, config.subword_alpha
-        )
+        self.augmentation = Augmentation(config.concat_fraction, config.copy_fraction)
         self.pairs_of_epoch = -1
 
         self.model = Transformer(self.model_config).to(self.device)
@@ -395,7 +393,8 @@ class Trainer:
         self.prepare_epoch()
         self.log(f"data: {'; '.join(self.corpus.notes)}")
         self.log(
-            f"{len(self.train_pairs)} training pairs in epoch {self.epoch} ({self.augmentation}), "
+            f"{len(self.train_pairs)} training pairs in epoch {self.epoch} ({self.augmentation}, "
+            f"subword alpha {config.subword_alpha}), "
             f"{len(self.corpus.valid)} validation pairs, "
             f"vocabulary {len(self.tokenizer)}, {self.model.num_parameters():,} parameters, "
             f"device {self.device}, {self.dist.world_size} process(es)"
