@@ -7,6 +7,7 @@ import re
 from core.tokenizer import EOS_ID
 from train.augment import (
     Augmentation,
+    british_spelling,
     concatenated,
     copied_words,
     epoch_examples,
@@ -58,13 +59,32 @@ def test_only_names_and_numbers_carried_over_unchanged_are_copied():
 
 
 def test_a_copy_replaces_each_copied_word_alike_on_both_sides():
-    names = names_in(CORPUS)
-    copy = with_copies(CORPUS[0], names, random.Random(3))
+    words = copied_words(CORPUS[0], names_in(CORPUS))
+    copy = with_copies(CORPUS[0], words, random.Random(3))
     year = re.search(r"\d+", copy.source_text).group()
     name = copy.source_text.removesuffix(f" was born in {year}.")
     assert copy.target_text == f"{name} wurde {year} geboren."
     assert len(year) == 4 and year[0] != "0" and name != "Tom" and name[0].isupper()
-    assert with_copies(CORPUS[4], names, random.Random(3)) is None
+
+
+def test_pairs_with_numbers_get_further_copies_with_other_numbers():
+    plan = Augmentation(number_copies=4)
+    extra = epoch_examples(CORPUS, plan, seed=1)[len(CORPUS) :]
+    assert len(extra) == 4 + 4  # CORPUS[0] and CORPUS[3] carry a number
+    years = {re.search(r"\d+", e.source_text).group() for e in extra if "geboren" in e.target_text}
+    assert len(years) > 1 and "1992" not in years
+
+
+def test_british_spelling_changes_only_the_english_side_and_keeps_case_and_endings():
+    american = Example("de", "Our neighbors' favorite color is gray.", "Die Farbe ...")
+    british = british_spelling(american)
+    assert british.source_text == "Our neighbours' favourite colour is grey."
+    assert british.target_text == american.target_text and british.target == "de"
+    assert british_spelling(Example("fr", "Neighborhoods realized it.", "x")).source_text == (
+        "Neighbourhoods realised it."
+    )
+    assert british_spelling(Example("fr", "I live in Colorado.", "J'habite au Colorado.")) is None
+    assert british_spelling(CORPUS[4]) is None
 
 
 def test_an_epoch_is_the_corpus_and_its_extras_the_same_for_the_same_seed():
@@ -75,6 +95,7 @@ def test_an_epoch_is_the_corpus_and_its_extras_the_same_for_the_same_seed():
     assert epoch == epoch_examples(CORPUS, plan, seed=7)
     assert epoch != epoch_examples(CORPUS, plan, seed=8)
     assert epoch_examples(CORPUS, Augmentation(), seed=7) == CORPUS
+    assert epoch_examples(CORPUS, Augmentation(spelling_fraction=1.0), seed=7) == CORPUS
 
 
 def test_sampled_segmentations_spell_the_same_text_and_repeat_with_the_seed(translator):

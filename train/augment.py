@@ -8,7 +8,10 @@ drawn afresh every epoch from a seeded generator (a resumed run rebuilds the sam
 - concatenation: two random pairs of one language joined into one longer pair (Nguyen et al.
   2021, "Data augmentation by concatenation for low-resource translation");
 - copies: a name or number that a pair carries unchanged from English into the target is replaced
-  on both sides by an invented name or a random number, so that copying is learned as copying;
+  on both sides by an invented name or a random number, so that copying is learned as copying
+  (numbers, in 1% of the pairs, can get several copies an epoch);
+- British spellings: Tatoeba writes American English ("neighbor" 318 times, "neighbour" 13), so a
+  pair with an American spelling gets a copy whose English side is spelled the British way;
 - subword sampling (train/batching.py): pieces drawn from the unigram model's distribution over
   segmentations instead of its single best one (Kudo 2018, "Subword regularization"), so that a
   rare word is seen split in several ways.
@@ -26,12 +29,47 @@ NUMBER = re.compile(r"\d+")
 CAPITALISED_WORD = re.compile(r"\b[A-Z][a-z]+\b")
 CONSONANTS = "bcdfghjklmnprstvwz"
 VOWELS = "aeiou"
+BRITISH_STEMS = {  # American -> British; a stem matches with the endings below
+    "neighbor": "neighbour",
+    "color": "colour",
+    "favorite": "favourite",
+    "honor": "honour",
+    "humor": "humour",
+    "flavor": "flavour",
+    "behavior": "behaviour",
+    "harbor": "harbour",
+    "rumor": "rumour",
+    "labor": "labour",
+    "center": "centre",
+    "theater": "theatre",
+    "gray": "grey",
+    "jewelry": "jewellery",
+    "pajamas": "pyjamas",
+    "defense": "defence",
+    "catalog": "catalogue",
+    "traveler": "traveller",
+    "traveling": "travelling",
+    "traveled": "travelled",
+    "canceled": "cancelled",
+    "realiz": "realis",
+    "organiz": "organis",
+    "recogniz": "recognis",
+    "apologiz": "apologis",
+    "memoriz": "memoris",
+    "criticiz": "criticis",
+}
+AMERICAN_SPELLING = re.compile(
+    r"\b(" + "|".join(BRITISH_STEMS) + r")(?=(?:e|es|ed|ing|s|ly|ful|hood|hoods|ation|ations)?\b)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
 class Augmentation:
     concat_fraction: float = 0.0  # extra joined pairs, as a fraction of the corpus
     copy_fraction: float = 0.0  # of the pairs that carry a name or number, how many get a copy
+    number_copies: int = 0  # further copies of each pair that carries a number
+    spelling_fraction: float = 0.0  # of the pairs spelled the American way, how many get a copy
 
 
 def concatenated(examples: list[Example], count: int, rng: random.Random) -> list[Example]:
@@ -96,11 +134,9 @@ def copied_words(example: Example, names: set[str]) -> list[str]:
     )
 
 
-def with_copies(example: Example, names: set[str], rng: random.Random) -> Example | None:
-    """The example with each copied name or number replaced, alike on both sides; None without."""
-    words = copied_words(example, names)
-    if not words:
-        return None
+def with_copies(example: Example, words: list[str], rng: random.Random) -> Example:
+    """The example with each of words (its copied names and numbers) replaced, alike on both
+    sides."""
     replacement = {
         word: random_number(len(word), rng) if word.isdigit() else invented_name(rng)
         for word in words
@@ -113,14 +149,41 @@ def with_copies(example: Example, names: set[str], rng: random.Random) -> Exampl
     return Example(example.target, replace(example.source_text), replace(example.target_text))
 
 
+def british_spelling(example: Example) -> Example | None:
+    """The example with its English spelled the British way; None when nothing changes."""
+
+    def british(match: re.Match) -> str:
+        american = match.group(1)
+        spelled = BRITISH_STEMS[american.lower()]
+        return spelled.capitalize() if american[0].isupper() else spelled
+
+    source = AMERICAN_SPELLING.sub(british, example.source_text)
+    if source == example.source_text:
+        return None
+    return Example(example.target, source, example.target_text)
+
+
+def copies_of(example: Example, names: set[str], plan: Augmentation, rng: random.Random):
+    """This epoch's copies of one example with new names and numbers (train/augment.py)."""
+    words = copied_words(example, names)
+    if not words:
+        return []
+    count = int(rng.random() < plan.copy_fraction)
+    if any(word.isdigit() for word in words):
+        count += plan.number_copies
+    return [with_copies(example, words, rng) for _ in range(count)]
+
+
 def epoch_examples(examples: list[Example], plan: Augmentation, seed: int) -> list[Example]:
-    """The corpus followed by this epoch's concatenations and copies (the batcher shuffles)."""
+    """The corpus followed by this epoch's concatenations, copies and British spellings (the
+    batcher shuffles)."""
     rng = random.Random(seed)
     extra = concatenated(examples, round(plan.concat_fraction * len(examples)), rng)
-    if plan.copy_fraction:
-        names = names_in(examples)
-        for example in examples:
-            copy = with_copies(example, names, rng)
-            if copy is not None and rng.random() < plan.copy_fraction:
-                extra.append(copy)
+    names = names_in(examples) if plan.copy_fraction or plan.number_copies else set()
+    for example in examples:
+        if names:
+            extra += copies_of(example, names, plan, rng)
+        british = british_spelling(example) if plan.spelling_fraction else None
+        if british is not None and rng.random() < plan.spelling_fraction:
+            extra.append(british)
     return examples + extra

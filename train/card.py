@@ -99,7 +99,13 @@ EXAMPLES = [
     "while their parents sit on a wooden bench and watch them in the warm afternoon sun.",
 ]
 LENGTH_PENALTY = 0.6  # the GNMT alpha every score and example here is decoded with
-AUGMENTATION_KEYS = ("concat_fraction", "copy_fraction", "subword_alpha")  # train/augment.py
+AUGMENTATION_KEYS = (  # train/augment.py
+    "concat_fraction",
+    "copy_fraction",
+    "number_copies",
+    "spelling_fraction",
+    "subword_alpha",
+)
 
 
 def example_translations(translator: Translator) -> list[dict]:
@@ -211,7 +217,7 @@ def training_section(training: dict) -> list[str]:
 
 def augmentation_lines(recipe: dict) -> list[str]:
     """What train/augment.py added to each epoch, when the run asked for it."""
-    concat, copy, alpha = (recipe.get(key, 0) for key in AUGMENTATION_KEYS)
+    concat, copy, numbers, spelling, alpha = (recipe.get(key, 0) for key in AUGMENTATION_KEYS)
     lines = []
     if concat:
         lines.append(f"- plus {concat:.0%} more pairs per epoch, each two random pairs joined")
@@ -219,6 +225,13 @@ def augmentation_lines(recipe: dict) -> list[str]:
         lines.append(
             f"- plus, for {copy:.0%} of the pairs that carry a name or number unchanged, a copy "
             "with an invented name or a random number in its place, drawn afresh each epoch"
+        )
+    if numbers:
+        lines.append(f"- plus {numbers} such copies of every pair that carries a number")
+    if spelling:
+        lines.append(
+            f"- plus, for {spelling:.0%} of the pairs with an American spelling, a copy whose "
+            "English is spelled the British way (neighbour, colour)"
         )
     if alpha:
         lines.append(

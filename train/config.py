@@ -51,6 +51,10 @@ HELP = {
     "language, as a fraction of the corpus (longer sentences; train/augment.py)",
     "copy_fraction": "of the pairs that carry a name or number unchanged, the fraction that gets a "
     "second copy per epoch with an invented name or random number in its place",
+    "number_copies": "further copies per epoch, with random numbers, of each pair that carries a "
+    "number unchanged (numbers are rare in the corpora)",
+    "spelling_fraction": "of the pairs whose English has an American spelling (neighbor, color), "
+    "the fraction that gets a copy spelled the British way per epoch",
     "subword_alpha": "draw each epoch's segmentation of a sentence from its 8 best, P ~ "
     "P_unigram^alpha (subword regularisation; smaller is more varied); 0 = the best one",
     "fresh": "delete the run folder's checkpoints, snapshots, metrics and vocabulary, and start "
@@ -95,6 +99,8 @@ class TrainConfig:
     init_warmup: int = 200
     concat_fraction: float = 0.0
     copy_fraction: float = 0.0
+    number_copies: int = 0
+    spelling_fraction: float = 0.0
     subword_alpha: float = 0.0
     fresh: bool = False
 

@@ -161,7 +161,12 @@ class Trainer:
         self.initial_state, self.origin = None, None
         if config.init_from:
             self.model_config, self.initial_state, self.origin = self.initial_model()
-        self.augmentation = Augmentation(config.concat_fraction, config.copy_fraction)
+        self.augmentation = Augmentation(
+            config.concat_fraction,
+            config.copy_fraction,
+            config.number_copies,
+            config.spelling_fraction,
+        )
         self.pairs_of_epoch = -1
 
         self.model = Transformer(self.model_config).to(self.device)
