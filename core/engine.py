@@ -1,9 +1,9 @@
 """A fast path for decoding: the weights of :class:`core.model.Transformer`, run with less overhead.
 
 core/model.py is the paper's code, written to be read, and the reference. This module runs the same
-weights for translation and computes the same numbers: the same tokens, and in float32 with one
-thread every number to the last bit on the machines we measured (tests/test_engine.py compares
-translations, beam traces and every attention map with the model's, within 1e-5):
+weights for translation and computes the same numbers: the same tokens, and in float32 every
+number within a few 1e-6 (tests/test_engine.py compares translations, beam traces and every
+attention map with the model's, within 1e-5):
 
 - W^Q, W^K and W^V of a self-attention are one (3D, D) matrix [W^Q; W^K; W^V] built from the
   model's own, so one matmul projects all three; a cross-attention's W^K and W^V likewise.
@@ -12,12 +12,15 @@ translations, beam traces and every attention map with the model's, within 1e-5)
   buffer and the two swap. The cross-attention's keys and values are laid out once per sentence.
 - Activations are rows (B T, D) and every matmul is called directly, with the operands the model's
   nn.Linear and matmul pass on: no module calls, no per-call reshaping, folding and dispatch.
-- The pre-softmax projection of a beam step's few rows goes block by block over the vocabulary
-  (:meth:`Engine.unembed`): the same products, 3-6 ms less per 32-step beam search (d128-d256).
+- The pre-softmax projection x E^T runs on a copy of E that oneDNN has laid out once for its
+  matmul kernel (:meth:`Engine.unembed`): MKL's matmul with E as it is took 2.4-2.8x longer at 4-32
+  rows; a beam search of 32 steps with every map 4-13% less time (d128-d256). Its sums are
+  ordered differently: logits within a few 1e-6 of the model's, not to the last bit.
 
-Every operation that decides a number is the one the model runs, on operands of the same shapes
-and layouts, so the results agree to the last bit; what is saved is overhead: a decoder step of a
-small model is a few hundred tiny operations, and on a CPU each costs microseconds however small.
+Every other operation that decides a number is the one the model runs, on operands of the same
+shapes and layouts, so those results agree to the last bit; what is saved is overhead: a decoder
+step of a small model is a few hundred tiny operations, and on a CPU each costs microseconds
+however small.
 With several threads, or on another CPU, MKL may split the fused matmul differently from three
 separate ones, and a last bit may differ (tests/test_engine.py bounds it).
 
@@ -400,12 +403,7 @@ def decoder_layer(
 # The engine
 # --------------------------------------------------------------------------------------------------
 
-# x E^T over the embedding in blocks of this many bytes (they stay in a 2 MB L2 cache), for this
-# many rows: measured with MKL, 4 rows at d128-d256 took 20-30% less time (the concatenation
-# included); 1 row takes MKL's gemv path, whose sums depend on the width (blocked, not
-# bit-identical); 32 rows took longer.
-VOCABULARY_BLOCK_BYTES = 2**19
-FEW_ROWS = range(2, 9)
+BEAM_ROWS = 4  # the rows oneDNN lays the vocabulary projection out for (it serves any number)
 
 
 def weights_version(model: nn.Module) -> list[tuple[int, int]]:
@@ -421,8 +419,11 @@ class Engine:
         self.config = config = model.config
         self.norm_first = config.norm_first
         self.embedding = model.embedding.weight.detach()  # (V, D)
-        block = max(1, VOCABULARY_BLOCK_BYTES // self.embedding[0].nbytes)
-        self.embedding_blocks = [e.T for e in self.embedding.split(block)]  # (D, <= block) each
+        self.packed_embedding = (
+            torch.ops.mkldnn._reorder_linear_weight(self.embedding, BEAM_ROWS)
+            if torch.backends.mkldnn.is_available()
+            else None
+        )
         self.sqrt_d_model = torch.tensor(math.sqrt(config.d_model))
         self.pe = model.pe
         self.causal = subsequent_mask(config.max_len, self.embedding.device)
@@ -515,11 +516,10 @@ class Engine:
 
     def unembed(self, x: Tensor) -> Tensor:
         """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T,
-        rows (N, D) -> (N, V); a few rows block by block over E (see VOCABULARY_BLOCK_BYTES), the
-        same products as one matmul."""
-        if x.size(0) not in FEW_ROWS:
+        rows (N, D) -> (N, V), by oneDNN on its own layout of E where PyTorch has oneDNN."""
+        if self.packed_embedding is None:
             return torch.mm(x, self.embedding.T)
-        return torch.cat([torch.mm(x, block) for block in self.embedding_blocks], dim=1)
+        return torch.ops.mkldnn._linear_pointwise(x, self.packed_embedding, None, "none", [], "")
 
     def __call__(
         self, source: Tensor, target: Tensor, inspect: bool = False
