@@ -2,8 +2,8 @@
 
 core/model.py is the paper's code, written to be read, and the reference. This module runs the same
 weights for translation and computes the same numbers: the same tokens, and in float32 every
-number within a few 1e-6 (tests/test_engine.py compares translations, beam traces and every
-attention map with the model's, within 1e-5):
+number within about 1e-5 (tests/test_engine.py compares translations, beam traces and every
+attention map with the model's, within 5e-5):
 
 - W^Q, W^K and W^V of a self-attention are one (3D, D) matrix [W^Q; W^K; W^V] built from the
   model's own, so one matmul projects all three; a cross-attention's W^K and W^V likewise.
@@ -12,10 +12,10 @@ attention map with the model's, within 1e-5):
   buffer and the two swap. The cross-attention's keys and values are laid out once per sentence.
 - Activations are rows (B T, D) and every matmul is called directly, with the operands the model's
   nn.Linear and matmul pass on: no module calls, no per-call reshaping, folding and dispatch.
-- The pre-softmax projection x E^T runs on a copy of E that oneDNN has laid out once for its
-  matmul kernel (:meth:`Engine.unembed`): MKL's matmul with E as it is took 2.4-2.8x longer at 4-32
-  rows; a beam search of 32 steps with every map 4-13% less time (d128-d256). Its sums are
-  ordered differently: logits within a few 1e-6 of the model's, not to the last bit.
+- Large weights (the vocabulary projection E, and from d192 on the Q/K/V stack and the
+  feed-forward layers) run on a copy that oneDNN has laid out once for its matmul kernel (see
+  PACK_ABOVE_BYTES): MKL's addmm with such a weight as it is took 1.4-2.8x longer at 4-32 rows.
+  oneDNN orders its sums differently: those outputs agree within a few 1e-6, not to the last bit.
 
 Every other operation that decides a number is the one the model runs, on operands of the same
 shapes and layouts, so those results agree to the last bit; what is saved is overhead: a decoder
@@ -56,27 +56,51 @@ from core.model import (
 # --------------------------------------------------------------------------------------------------
 
 
+# oneDNN, given a weight laid out once for its kernel, computes x W^T for 4 rows 1.4-2.4x faster
+# than MKL's addmm takes W as it is, for weights above 256 KB (measured at d192-d256: the Q/K/V
+# stack, the feed-forward layers, the vocabulary projection), and slower below (a call costs it
+# about 12 us, addmm 5-12 us): each layer takes the faster one.
+PACK_ABOVE_BYTES = 2**18
+BEAM_ROWS = 4  # the rows oneDNN lays a weight out for (it serves any number)
+
+
+def onednn_layout(weight: Tensor) -> Tensor | None:
+    """W (out, in) in oneDNN's layout for its matmul; None when the weight is small or PyTorch
+    has no oneDNN."""
+    large = weight.numel() * weight.element_size() > PACK_ABOVE_BYTES
+    if not large or not torch.backends.mkldnn.is_available():
+        return None
+    return torch.ops.mkldnn._reorder_linear_weight(weight, BEAM_ROWS)
+
+
 @dataclass
 class Linear:
-    """y = x W^T + b on rows (N, in) -> (N, out), computed as nn.Linear computes it."""
+    """y = x W^T + b on rows (N, in) -> (N, out): by MKL as nn.Linear computes it, or by oneDNN
+    when the weight is large (PACK_ABOVE_BYTES)."""
 
     weight_t: Tensor  # (in, out): a transposed view of the (out, in) W, as F.linear passes it
-    bias: Tensor  # (out,)
+    bias: Tensor | None  # (out,)
+    packed: Tensor | None = None  # W in oneDNN's layout, when it is large
 
     @classmethod
     def of(cls, *linears: nn.Linear) -> Linear:
         """One layer, its own weights; or several stacked into one, [W_1; W_2; ...], a copy."""
         weights = [linear.weight.detach() for linear in linears]
         biases = [linear.bias.detach() for linear in linears]
-        if len(linears) == 1:
-            return cls(weights[0].t(), biases[0])
-        return cls(torch.cat(weights).t(), torch.cat(biases))
+        weight, bias = (
+            (weights[0], biases[0]) if len(linears) == 1 else map(torch.cat, (weights, biases))
+        )
+        return cls(weight.t(), bias, onednn_layout(weight))
 
     def __call__(self, x: Tensor) -> Tensor:
+        if self.packed is not None:
+            return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+        if self.bias is None:
+            return torch.mm(x, self.weight_t)
         return torch.addmm(self.bias, x, self.weight_t)
 
     def columns(self, start: int, stop: int) -> Linear:
-        """The outputs start..stop of the layer, a view of its weights."""
+        """The outputs start..stop of the layer, a view of its weights (by MKL)."""
         return Linear(self.weight_t[:, start:stop], self.bias[start:stop])
 
 
@@ -403,8 +427,6 @@ def decoder_layer(
 # The engine
 # --------------------------------------------------------------------------------------------------
 
-BEAM_ROWS = 4  # the rows oneDNN lays the vocabulary projection out for (it serves any number)
-
 
 def weights_version(model: nn.Module) -> list[tuple[int, int]]:
     """Changes whenever a parameter is written in place or replaced."""
@@ -419,11 +441,7 @@ class Engine:
         self.config = config = model.config
         self.norm_first = config.norm_first
         self.embedding = model.embedding.weight.detach()  # (V, D)
-        self.packed_embedding = (
-            torch.ops.mkldnn._reorder_linear_weight(self.embedding, BEAM_ROWS)
-            if torch.backends.mkldnn.is_available()
-            else None
-        )
+        self.unembedding = Linear(self.embedding.T, None, onednn_layout(self.embedding))
         self.sqrt_d_model = torch.tensor(math.sqrt(config.d_model))
         self.pe = model.pe
         self.causal = subsequent_mask(config.max_len, self.embedding.device)
@@ -516,10 +534,8 @@ class Engine:
 
     def unembed(self, x: Tensor) -> Tensor:
         """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T,
-        rows (N, D) -> (N, V), by oneDNN on its own layout of E where PyTorch has oneDNN."""
-        if self.packed_embedding is None:
-            return torch.mm(x, self.embedding.T)
-        return torch.ops.mkldnn._linear_pointwise(x, self.packed_embedding, None, "none", [], "")
+        rows (N, D) -> (N, V)."""
+        return self.unembedding(x)
 
     def __call__(
         self, source: Tensor, target: Tensor, inspect: bool = False
