@@ -109,7 +109,11 @@ class Tokenizer:
 
     def encode_source(self, text: str, target: str) -> list[int]:
         """The encoder input: <2xx> pieces </s>."""
-        return [self.sp.piece_to_id(language_tag(target)), *self.encode(text), EOS_ID]
+        return self.source_input(self.encode(text), target)
+
+    def source_input(self, pieces: list[int], target: str) -> list[int]:
+        """A source sentence's piece ids as the encoder takes them: <2xx> pieces </s>."""
+        return [self.sp.piece_to_id(language_tag(target)), *pieces, EOS_ID]
 
     def decode(self, ids: Iterable[int]) -> str:
         """Piece ids -> text; pad, bos, eos and language tags are dropped."""

@@ -8,7 +8,7 @@ import random
 
 import torch
 
-from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, language_tag, normalize_text
+from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, normalize_text
 from train.data import Example
 
 # A sampled segmentation is drawn from this many best ones (the "l-best" sampling of Kudo 2018)
@@ -33,8 +33,8 @@ def encode_examples(
         )
     encoded = []
     for example, source, target in zip(examples, sources, targets):
-        source = [tokenizer.sp.piece_to_id(language_tag(example.target)), *source, EOS_ID]
-        target = [*target, EOS_ID]
+        source = tokenizer.source_input(source, example.target)
+        target = [*target, EOS_ID]  # the decoder's output; collate() puts <s> before its input
         if len(source) < max_len and len(target) < max_len:
             encoded.append((source, target))
     return encoded
