@@ -67,6 +67,16 @@ def test_a_copy_replaces_each_copied_word_alike_on_both_sides():
     assert len(year) == 4 and year[0] != "0" and name != "Tom" and name[0].isupper()
 
 
+def test_a_name_after_a_french_elision_is_replaced_by_one_that_starts_with_a_vowel():
+    example = Example("fr", "It is Alice's book.", "C'est le livre d'Alice.")
+    for seed in range(20):
+        copy = with_copies(example, ["Alice"], random.Random(seed))
+        name = copy.source_text.removeprefix("It is ").removesuffix("'s book.")
+        assert copy.target_text == f"C'est le livre d'{name}." and name[0] in "AEIOU"
+    unelided = with_copies(CORPUS[1], ["Boston", "Tom"], random.Random(0))
+    assert unelided.source_text.removeprefix("I met ")[0] not in "AEIOU"  # as names usually do
+
+
 def test_pairs_with_numbers_get_further_copies_with_other_numbers():
     plan = Augmentation(number_copies=4)
     extra = epoch_examples(CORPUS, plan, seed=1)[len(CORPUS) :]

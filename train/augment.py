@@ -91,8 +91,9 @@ def concatenated(examples: list[Example], count: int, rng: random.Random) -> lis
     return joined
 
 
-def invented_name(rng: random.Random) -> str:
-    """A pronounceable name no corpus holds: 2-3 syllables, sometimes two words."""
+def invented_name(rng: random.Random, vowel_first: bool = False) -> str:
+    """A pronounceable name no corpus holds: 2-3 syllables, sometimes two words; vowel_first for
+    a name after an elision (French "d'Alice": "d'Malofu" would be no French)."""
 
     def word() -> str:
         syllables = rng.randint(2, 3)
@@ -101,7 +102,8 @@ def invented_name(rng: random.Random) -> str:
             letters += rng.choice(CONSONANTS)
         return letters.capitalize()
 
-    return " ".join(word() for _ in range(rng.choice((1, 1, 2))))
+    name = " ".join(word() for _ in range(rng.choice((1, 1, 2))))
+    return rng.choice(VOWELS).upper() + name[0].lower() + name[1:] if vowel_first else name
 
 
 def random_number(digits: int, rng: random.Random) -> str:
@@ -137,8 +139,12 @@ def copied_words(example: Example, names: set[str]) -> list[str]:
 def with_copies(example: Example, words: list[str], rng: random.Random) -> Example:
     """The example with each of words (its copied names and numbers) replaced, alike on both
     sides."""
+
+    def elided(word: str) -> bool:
+        return re.search(rf"['’]{re.escape(word)}(?!\w)", example.target_text) is not None
+
     replacement = {
-        word: random_number(len(word), rng) if word.isdigit() else invented_name(rng)
+        word: random_number(len(word), rng) if word.isdigit() else invented_name(rng, elided(word))
         for word in words
     }
     pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, words)) + r")(?!\w)")
