@@ -26,6 +26,12 @@ ABOVE_FIRST_CHART = "17.5rem"
 # A figure drawn taller than its own layout height by at most this factor: a map of a few rows
 # stays a small map instead of a few giant cells.
 MAX_GROWTH = 1.6
+# Row labels sized to the rows they label: of a map's height, its title, the key labels on top
+# and the lower margin take up to this many px (measured in Chromium: 248-280 px) ...
+CHART_FRAME = 300
+LINE_HEIGHT = 1.4  # ... a label's box is this many times its font size ...
+ROW_LABEL_MIN_SIZE = 9  # ... which is never smaller than this (px); below, every k-th label shows
+MAX_THINNING = 8
 
 CSS = f"""<style>
 /* the room the page gives to figures */
@@ -80,4 +86,33 @@ def fit(fig: go.Figure, name: str) -> str:
     fig.update_xaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
     fig.update_yaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
     height = f"min(calc(100vh - {ABOVE_FIRST_CHART}), {round(own_height * MAX_GROWTH)}px)"
-    return f"<style>.st-key-chart-{name} {{ height: {height}; }}</style>"
+    chart = f".st-key-chart-{name}"
+    rules = [f"{chart} {{ height: {height}; container-type: size; }}"]
+    rows = len(fig.layout.yaxis.tickvals or ())
+    if rows:
+        rules += row_label_rules(chart, rows)
+    return f"<style>{' '.join(rules)}</style>"
+
+
+def row_label_rules(chart: str, rows: int) -> list[str]:
+    """CSS that keeps a map's ``rows`` row labels from overlapping on any screen: a font size that
+    fits a row (FONT_SIZE at most), and where even the smallest does not, every k-th label only.
+    Plotly sizes its labels for the height it was given, which presentation mode takes away, and
+    the height the chart gets is only known in the browser: the chart's element is a CSS
+    container, and the rules ask for its height (cqh, @container)."""
+    per_row = f"(100cqh - {CHART_FRAME}px) / {rows}"
+    size = f"clamp({ROW_LABEL_MIN_SIZE}px, calc({per_row} / {LINE_HEIGHT}), {FONT_SIZE}px)"
+    rules = [f"{chart} .ytick text {{ font-size: {size} !important; }}"]
+    smallest_line = ROW_LABEL_MIN_SIZE * LINE_HEIGHT
+    for every in range(2, MAX_THINNING + 1):
+        # every k-th label shows where k rows are as high as the smallest label's line
+        below = CHART_FRAME + smallest_line * rows / (every - 1)
+        above = CHART_FRAME + smallest_line * rows / every
+        query = f"(max-height: {below:.0f}px)"
+        if every < MAX_THINNING:
+            query = f"(min-height: {above:.0f}px) and {query}"
+        rules.append(
+            f"@container {query} {{ "
+            f"{chart} .ytick:not(:nth-child({every}n + 1)) text {{ display: none; }} }}"
+        )
+    return rules

@@ -8,6 +8,7 @@ light.
 Run only these: python -m pytest -m browser tests/test_browser_layout.py
 """
 
+import itertools
 import re
 from urllib.parse import urlencode
 
@@ -43,6 +44,7 @@ TITLES_AND_TICKS = f"""() => [...document.querySelectorAll('.js-plotly-plot')].m
     [...chart.querySelectorAll('.gtitle')].map({BOX}),
     [...chart.querySelectorAll('.xtick text, .ytick text')].map({BOX}),
 ])"""
+ROW_LABELS = f"chart => [...chart.querySelectorAll('.ytick text')].map({BOX})"
 
 
 def open_page(tab, url: str, path: str, text: str = SENTENCE, **query: str) -> None:
@@ -97,6 +99,10 @@ def test_presentation_mode_shows_the_main_figure_whole(server, page, width, heig
         figure = page.locator(f".st-key-chart-{chart} .js-plotly-plot").bounding_box()
         assert figure["height"] > height / 2, (path, figure)  # fitted, not a thumbnail
         assert inside(figure, width, height), (path, figure)
+        labels = page.locator(f".st-key-chart-{chart} .js-plotly-plot").evaluate(ROW_LABELS)
+        shown = [box for box in labels if box[2] > box[0]]  # a long map shows every k-th
+        assert len(shown) >= min(len(labels), 8), (path, len(shown))
+        assert not any(overlap(*pair) for pair in itertools.pairwise(shown)), path  # legible
         assert page.evaluate("window.scrollY") == 0
         assert not titles_overlapping_ticks(page), path
         assert not page.locator("[data-testid='stException']").count()
