@@ -3,7 +3,9 @@ controls, keeps its state in the URL, and answers bad input with a message, neve
 
 import base64
 import gc
+import itertools
 import json
+import re
 import shutil
 
 import numpy as np
@@ -372,7 +374,31 @@ def test_presentation_height_is_the_screen_at_most_a_bit_more_than_the_figure():
     assert fig.layout.height is None
     growth = round(500 * presentation.MAX_GROWTH)
     expected = f"min(calc(100vh - {presentation.ABOVE_FIRST_CHART}), {growth}px)"
-    assert css == f"<style>.st-key-chart-some-chart {{ height: {expected}; }}</style>"
+    rule = f".st-key-chart-some-chart {{ height: {expected}; container-type: size; }}"
+    assert css == f"<style>{rule}</style>"  # no rows labelled, no rules for their labels
+
+
+def test_presentation_row_labels_shrink_then_thin_out_as_the_chart_gets_shorter():
+    fig = go.Figure(go.Heatmap(z=np.zeros((27, 3))))
+    fig.update_yaxes(tickvals=list(range(27)))
+    css = presentation.fit(fig, "map")
+    frame = presentation.CHART_FRAME
+    line = presentation.ROW_LABEL_MIN_SIZE * presentation.LINE_HEIGHT  # the smallest label's
+    assert f"font-size: clamp(9px, calc((100cqh - {frame}px) / 27 / 1.4), 16px)" in css
+    # from the height where 27 rows hold a 9 px label down: every 2nd, 3rd, ... label, no gaps
+    bounds = [
+        (int(low or 0), int(high), int(every))
+        for low, high, every in re.findall(
+            r"@container (?:\(min-height: (\d+)px\) and )?\(max-height: (\d+)px\) \{ "
+            r"\.st-key-chart-map \.ytick:not\(:nth-child\((\d+)n \+ 1\)\)",
+            css,
+        )
+    ]
+    assert [every for *_, every in bounds] == list(range(2, presentation.MAX_THINNING + 1))
+    assert bounds[0][1] == round(frame + line * 27)
+    pairs = itertools.pairwise(bounds)
+    assert all(low == next_high for (low, _, _), (_, next_high, _) in pairs)
+    assert bounds[-1][0] == 0  # the last rule holds however short the chart
 
 
 BAD_INPUT = {
