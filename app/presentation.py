@@ -28,7 +28,7 @@ ABOVE_FIRST_CHART = "17.5rem"
 MAX_GROWTH = 1.6
 # Row labels sized to the rows they label: of a map's height, its title, the key labels on top
 # and the lower margin take up to this many px (measured in Chromium: 248-280 px) ...
-CHART_FRAME = 300
+CHART_FRAME = 260
 LINE_HEIGHT = 1.4  # ... a label's box is this many times its font size ...
 ROW_LABEL_MIN_SIZE = 9  # ... which is never smaller than this (px); below, every k-th label shows
 MAX_THINNING = 8
