@@ -83,6 +83,8 @@ def test_pairs_with_numbers_get_further_copies_with_other_numbers():
     assert len(extra) == 4 + 4  # CORPUS[0] and CORPUS[3] carry a number
     years = {re.search(r"\d+", e.source_text).group() for e in extra if "geboren" in e.target_text}
     assert len(years) > 1 and "1992" not in years
+    nameless = [Example("fr", "I have 3 cats.", "J'ai 3 chats.")]  # a corpus without names
+    assert len(epoch_examples(nameless, plan, seed=1)) == 1 + 4
 
 
 def test_british_spelling_changes_only_the_english_side_and_keeps_case_and_endings():

@@ -169,8 +169,11 @@ def british_spelling(example: Example) -> Example | None:
     return Example(example.target, source, example.target_text)
 
 
-def copies_of(example: Example, names: set[str], plan: Augmentation, rng: random.Random):
-    """This epoch's copies of one example with new names and numbers (train/augment.py)."""
+def copies_of(
+    example: Example, names: set[str], plan: Augmentation, rng: random.Random
+) -> list[Example]:
+    """This epoch's copies of one example with new names and numbers: one with probability
+    copy_fraction, and number_copies more when it carries a number."""
     words = copied_words(example, names)
     if not words:
         return []
@@ -185,9 +188,10 @@ def epoch_examples(examples: list[Example], plan: Augmentation, seed: int) -> li
     batcher shuffles)."""
     rng = random.Random(seed)
     extra = concatenated(examples, round(plan.concat_fraction * len(examples)), rng)
-    names = names_in(examples) if plan.copy_fraction or plan.number_copies else set()
+    copying = bool(plan.copy_fraction or plan.number_copies)
+    names = names_in(examples) if copying else set()
     for example in examples:
-        if names:
+        if copying:
             extra += copies_of(example, names, plan, rng)
         british = british_spelling(example) if plan.spelling_fraction else None
         if british is not None and rng.random() < plan.spelling_fraction:
