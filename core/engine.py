@@ -15,7 +15,8 @@ attention map with the model's, within 5e-5):
 - Large weights (the vocabulary projection E, and from d192 on the Q/K/V stack and the
   feed-forward layers) run on a copy that oneDNN has laid out once for its matmul kernel (see
   PACK_ABOVE_BYTES): MKL's addmm with such a weight as it is took 1.4-2.8x longer at 4-32 rows.
-  oneDNN orders its sums differently: those outputs agree within a few 1e-6, not to the last bit.
+  oneDNN orders its sums differently: on the shipped model logits agree within about 1e-5, not
+  to the last bit.
 
 Every other operation that decides a number is the one the model runs, on operands of the same
 shapes and layouts, so those results agree to the last bit; what is saved is overhead: a decoder
