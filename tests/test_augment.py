@@ -122,3 +122,16 @@ def test_sampled_segmentations_spell_the_same_text_and_repeat_with_the_seed(tran
         assert tokenizer.decode(source) == tokenizer.decode(best_source)
         assert tokenizer.decode(target) == tokenizer.decode(best_target)
     assert sampled == encode_examples(tokenizer, examples * 20, max_len=128, alpha=0.3, seed=1)
+
+
+def test_source_only_sampling_keeps_the_targets_best_segmentation(translator):
+    tokenizer = translator.tokenizer
+    examples = [Example("de", "The happy woman reads a book.", "Die glückliche Frau liest.")]
+    best = encode_examples(tokenizer, examples * 20, max_len=128)
+    both = encode_examples(tokenizer, examples * 20, max_len=128, alpha=0.1, seed=1)
+    source_only = encode_examples(
+        tokenizer, examples * 20, max_len=128, alpha=0.1, seed=1, sides="source"
+    )
+    assert len({tuple(target) for _, target in both}) > 1  # both sides: targets vary
+    assert [target for _, target in source_only] == [target for _, target in best]
+    assert len({tuple(source) for source, _ in source_only}) > 1

@@ -16,21 +16,28 @@ SAMPLED_SEGMENTATIONS = 8
 
 
 def encode_examples(
-    tokenizer: Tokenizer, examples: list[Example], max_len: int, alpha: float = 0.0, seed: int = 0
+    tokenizer: Tokenizer,
+    examples: list[Example],
+    max_len: int,
+    alpha: float = 0.0,
+    seed: int = 0,
+    sides: str = "both",
 ) -> list[tuple]:
     """(source ids <2xx> ... </s>, target ids ... </s>) per example; pairs longer than the model's
     max_len - 1 on either side are dropped (the decoder input adds <s>).
 
-    With alpha > 0 each side's pieces are a sampled segmentation (subword regularisation):
-    seeded, so the same seed gives the same pairs in any process."""
-    texts = ([e.source_text for e in examples], [e.target_text for e in examples])
-    if alpha:
-        rng = random.Random(seed)
-        sources, targets = (sampled_segmentations(tokenizer, side, alpha, rng) for side in texts)
-    else:
-        sources, targets = (
-            tokenizer.sp.encode([normalize_text(t) for t in side]) for side in texts
-        )
+    With alpha > 0 the pieces of the source, or of both sides (``sides``), are a sampled
+    segmentation (subword regularisation): seeded, so the same seed gives the same pairs in any
+    process. The other side keeps its best segmentation."""
+    rng = random.Random(seed)
+
+    def segmented(texts: list[str], sampled: bool) -> list[list[int]]:
+        if sampled and alpha:
+            return sampled_segmentations(tokenizer, texts, alpha, rng)
+        return tokenizer.sp.encode([normalize_text(text) for text in texts])
+
+    sources = segmented([e.source_text for e in examples], sampled=True)
+    targets = segmented([e.target_text for e in examples], sampled=sides == "both")
     encoded = []
     for example, source, target in zip(examples, sources, targets):
         source = tokenizer.source_input(source, example.target)

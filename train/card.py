@@ -218,6 +218,7 @@ def training_section(training: dict) -> list[str]:
 def augmentation_lines(recipe: dict) -> list[str]:
     """What train/augment.py added to each epoch, when the run asked for it."""
     concat, copy, numbers, spelling, alpha = (recipe.get(key, 0) for key in AUGMENTATION_KEYS)
+    sides = "the source's" if recipe.get("subword_sides") == "source" else "each side's"
     lines = []
     if concat:
         lines.append(f"- plus {concat:.0%} more pairs per epoch, each two random pairs joined")
@@ -235,7 +236,7 @@ def augmentation_lines(recipe: dict) -> list[str]:
         )
     if alpha:
         lines.append(
-            f"- subword regularisation: each epoch's pieces drawn from a sentence's 8 best "
+            f"- subword regularisation: each epoch, {sides} pieces drawn from its 8 best "
             f"segmentations, P ~ P_unigram^{alpha}"
         )
     return lines
@@ -361,7 +362,7 @@ def training_summary(run: Path) -> dict:
     training = json.loads((run / "model" / CARD_FILE).read_text()).get("training", {})
     config = training.pop("train_config", {})
     recipe_keys = ["warmup", "lr_scale", "max_tokens", "label_smoothing", "dropout", "bf16"]
-    recipe_keys += ["average_last", "multi30k_repeat", *AUGMENTATION_KEYS]
+    recipe_keys += ["average_last", "multi30k_repeat", *AUGMENTATION_KEYS, "subword_sides"]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
     metrics = read_metrics(run / "model" / "metrics.jsonl")  # the whole history, see lineage.py
     rates = [m["tokens_per_s"] for m in metrics if "tokens_per_s" in m]

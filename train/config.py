@@ -57,6 +57,8 @@ HELP = {
     "the fraction that gets a copy spelled the British way per epoch",
     "subword_alpha": "draw each epoch's segmentation of a sentence from its 8 best, P ~ "
     "P_unigram^alpha (subword regularisation; smaller is more varied); 0 = the best one",
+    "subword_sides": "with --subword-alpha: sample the pieces of the source only, or of both "
+    "sides (a sampled target teaches the decoder segmentations that beam search then mixes up)",
     "fresh": "delete the run folder's checkpoints, snapshots, metrics and vocabulary, and start "
     "over instead of resuming",
 }
@@ -102,6 +104,7 @@ class TrainConfig:
     number_copies: int = 0
     spelling_fraction: float = 0.0
     subword_alpha: float = 0.0
+    subword_sides: str = "both"
     fresh: bool = False
 
     def model_config(self, vocab_size: int) -> ModelConfig:
@@ -179,6 +182,9 @@ PRESETS: dict[str, dict] = {
 }
 
 
+CHOICES = {"preset": sorted(PRESETS), "subword_sides": ["source", "both"]}
+
+
 def parse_args(argv: list[str] | None = None) -> TrainConfig:
     """Flags override the chosen preset, which overrides the dataclass defaults."""
     parser = argparse.ArgumentParser(
@@ -194,8 +200,8 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
             parser.add_argument(
                 flag, action=argparse.BooleanOptionalAction, default=None, help=HELP[f.name]
             )
-        elif f.name == "preset":
-            parser.add_argument(flag, choices=sorted(PRESETS), default=None, help=HELP[f.name])
+        elif f.name in CHOICES:
+            parser.add_argument(flag, choices=CHOICES[f.name], default=None, help=HELP[f.name])
         else:
             kind = {"int": int, "float": float}.get(f.type, str)
             parser.add_argument(flag, type=kind, default=None, help=HELP[f.name])

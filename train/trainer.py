@@ -357,7 +357,12 @@ class Trainer:
         seed = self.config.seed + self.epoch
         examples = epoch_examples(self.corpus.train, self.augmentation, seed)
         self.train_pairs = encode_examples(
-            self.tokenizer, examples, self.model_config.max_len, self.config.subword_alpha, seed
+            self.tokenizer,
+            examples,
+            self.model_config.max_len,
+            self.config.subword_alpha,
+            seed,
+            self.config.subword_sides,
         )
         self.lengths = [(len(s), len(t)) for s, t in self.train_pairs]
         self.pairs_of_epoch = self.epoch
@@ -399,7 +404,7 @@ class Trainer:
         self.log(f"data: {'; '.join(self.corpus.notes)}")
         self.log(
             f"{len(self.train_pairs)} training pairs in epoch {self.epoch} ({self.augmentation}, "
-            f"subword alpha {config.subword_alpha}), "
+            f"subword alpha {config.subword_alpha} on {config.subword_sides}), "
             f"{len(self.corpus.valid)} validation pairs, "
             f"vocabulary {len(self.tokenizer)}, {self.model.num_parameters():,} parameters, "
             f"device {self.device}, {self.dist.world_size} process(es)"
