@@ -1076,6 +1076,27 @@ def focus_bars(labels: Sequence[str], weights: Sequence[float], title: str) -> g
     return fig
 
 
+def vote_bars(votes: Sequence[tuple[str, int]], query_label: str) -> go.Figure:
+    """How many heads look most at each word, for one query word: a bar per word, most on top."""
+    fig = go.Figure(
+        go.Bar(
+            x=[count for _, count in votes],
+            y=[plot_text(label) for label, _ in votes],
+            orientation="h",
+            marker_color=STATUS_COLOURS["kept"],
+            hovertemplate="%{y}: %{x} heads<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=plot_text(f"Which word each head looks at most, for “{query_label}”"),
+        height=_height(len(votes), per_row=30, minimum=260),
+        xaxis={"title": "heads (all layers) whose largest weight is on this word", "dtick": 1},
+        yaxis={"autorange": "reversed"},
+        margin={"l": 160},
+    )
+    return fig
+
+
 LINE_MAX_WIDTH = 8  # px, of a line carrying weight 1 in attention_lines
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +78,19 @@ def question_word(words: LabelledAttention) -> int:
 def answer(words: LabelledAttention, query: int) -> HeadFocus:
     """The head with the strongest focus on another word for ``query``: the reveal."""
     return rank_heads(words, query, skip_self=True)[0]
+
+
+def head_for(words: LabelledAttention, query: int, key: int) -> HeadFocus:
+    """The head that puts the most weight on ``key`` for ``query``: the best case for a guess."""
+    return rank_heads(words, query, key=key)[0]
+
+
+def head_votes(words: LabelledAttention, query: int) -> list[tuple[str, int]]:
+    """For ``query``, how many heads look most at each other word (its own position left out),
+    the most chosen first: one strong head can disagree with most of the others."""
+    return Counter(
+        found.key_label for found in rank_heads(words, query, skip_self=True)
+    ).most_common()
 
 
 def alignment(cross: LabelledAttention) -> list[tuple[str, str, float]]:

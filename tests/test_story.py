@@ -5,7 +5,15 @@ model's."""
 import numpy as np
 import pytest
 
-from app.story import STEPS, alignment, answer, largest_masked_weight, question_word
+from app.story import (
+    STEPS,
+    alignment,
+    answer,
+    head_for,
+    head_votes,
+    largest_masked_weight,
+    question_word,
+)
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
@@ -30,10 +38,35 @@ def test_the_prediction_is_revealed_from_the_models_attention(app, translator):
     query = question_word(words)
     assert words.query_labels[query] == "it"
     found = answer(words, query)
-    at.radio(key="guess-it").set_value(found.key_label).run()
+    at.radio(key="guess-it").set_value(found.key).run()
     assert not at.exception
-    assert at.info[0].value.startswith("Right: encoder layer")
+    assert at.info[0].value.startswith("Right: its strongest head, encoder layer")
     assert f"{found.weight:.0%}" in at.info[0].value
+
+    animal = words.key_labels.index("animal")
+    at.radio(key="guess-it").set_value(animal).run()
+    best_case = head_for(words, query, animal)
+    revealed = at.info[0].value
+    assert revealed.startswith("Not quite") or found.key == animal
+    assert f"layer {best_case.layer + 1}, head {best_case.head + 1}, with" in revealed
+    assert f"{best_case.weight:.0%}" in revealed
+
+
+def test_the_votes_count_every_head_once_by_its_top_other_word(translator):
+    words = translator.translate(ANIMAL, "de", 4, 0.6, trace=True).word_attention.encoder
+    query = question_word(words)
+    votes = head_votes(words, query)
+    layers, heads = words.weights.shape[:2]
+    assert sum(count for _, count in votes) == layers * heads
+    assert [count for _, count in votes] == sorted((count for _, count in votes), reverse=True)
+    others = words.weights[:, :, query, :].copy()
+    others[:, :, query] = -1.0
+    tops = [words.key_labels[key] for key in others.argmax(axis=-1).ravel()]
+    assert dict(votes) == {label: tops.count(label) for label in set(tops)}
+    animal = words.key_labels.index("animal")
+    assert head_for(words, query, animal).weight == pytest.approx(
+        float(words.weights[:, :, query, animal].max())
+    )
 
 
 def test_the_facts_the_story_states_are_read_off_the_attention(translator):

@@ -4,7 +4,15 @@ sentence. ← and → step through it (for use from the lectern)."""
 import streamlit as st
 
 from app import figures, state, ui
-from app.story import STEPS, alignment, answer, largest_masked_weight, question_word
+from app.story import (
+    STEPS,
+    alignment,
+    answer,
+    head_for,
+    head_votes,
+    largest_masked_weight,
+    question_word,
+)
 
 st.title("Story: how a Transformer translates your sentence")
 analysis = state.analysis()
@@ -49,23 +57,26 @@ elif step == 2:
     words = result.word_attention.encoder
     query = question_word(words)
     word = words.query_labels[query]
-    others = [label for i, label in enumerate(words.key_labels) if i != query]
     guess = st.radio(
         f"Predict first: which word will “{word}” attend to most, in its strongest head?",
-        others,
+        [i for i in range(len(words.key_labels)) if i != query],
+        format_func=words.key_labels.__getitem__,
         index=None,
         key=f"guess-{word}",
         horizontal=True,
     )
     if guess is not None:
-        found = answer(words, query)
-        verdict = "Right" if guess == found.key_label else "Not quite"
+        strongest, yours = answer(words, query), head_for(words, query, guess)
+        verdict = "Right" if guess == strongest.key else "Not quite"
         st.info(
-            f"{verdict}: encoder layer {found.layer + 1}, head {found.head + 1} puts "
-            f"{found.weight:.0%} of “{word}”'s attention on “{found.key_label}”."
+            f"{verdict}: its strongest head, encoder layer {strongest.layer + 1}, head "
+            f"{strongest.head + 1}, puts {strongest.weight:.0%} of “{word}”'s attention on "
+            f"“{strongest.key_label}”. The head that looks most at your “{yours.key_label}” is "
+            f"layer {yours.layer + 1}, head {yours.head + 1}, with {yours.weight:.0%}."
         )
-        title = f"Encoder self-attention, layer {found.layer + 1}, head {found.head + 1}"
-        ui.chart(figures.attention_map(words, found.layer, found.head, title), "story-self")
+        ui.chart(figures.vote_bars(head_votes(words, query), word), "story-votes")
+        title = f"Encoder self-attention, layer {yours.layer + 1}, head {yours.head + 1}"
+        ui.chart(figures.attention_map(words, yours.layer, yours.head, title), "story-self")
 elif step == 3:
     decoder = result.attention.decoder
     title = "Decoder masked self-attention, last layer, average of the heads"
