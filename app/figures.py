@@ -135,7 +135,9 @@ def heatmap(
         )
         trace.hovertemplate = "%{customdata}<extra></extra>"
     if show_text and value_text is not None:
-        trace.update(text=value_text, texttemplate="%{text}", textfont={"size": 13})
+        # plotly's automatic size fits the text to the cell (up to the layout's font size), so
+        # the pieces of a long sentence shrink instead of running into each other
+        trace.update(text=value_text, texttemplate="%{text}")
     elif np.isneginf(z).any():
         trace.update(text=np.where(np.isneginf(z), MINUS_INF, ""), texttemplate="%{text}")
     fig = go.Figure(trace)

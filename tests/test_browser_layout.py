@@ -45,6 +45,8 @@ TITLES_AND_TICKS = f"""() => [...document.querySelectorAll('.js-plotly-plot')].m
     [...chart.querySelectorAll('.xtick text, .ytick text')].map({BOX}),
 ])"""
 ROW_LABELS = f"chart => [...chart.querySelectorAll('.ytick text')].map({BOX})"
+# the text written into a heatmap's cells (the padding mask's pieces)
+CELL_TEXTS = f"chart => [...chart.querySelectorAll('.heatmaplayer text')].map({BOX})"
 
 
 def open_page(tab, url: str, path: str, text: str = SENTENCE, **query: str) -> None:
@@ -103,6 +105,8 @@ def test_presentation_mode_shows_the_main_figure_whole(server, page, width, heig
         shown = [box for box in labels if box[2] > box[0]]  # a long map shows every k-th
         assert len(shown) >= min(len(labels), 8), (path, len(shown))
         assert not any(overlap(*pair) for pair in itertools.pairwise(shown)), path  # legible
+        cells = page.locator(f".st-key-chart-{chart} .js-plotly-plot").evaluate(CELL_TEXTS)
+        assert not any(overlap(*pair) for pair in itertools.pairwise(cells)), path
         assert page.evaluate("window.scrollY") == 0
         assert not titles_overlapping_ticks(page), path
         assert not page.locator("[data-testid='stException']").count()
