@@ -39,3 +39,15 @@ def test_card_stays_in_the_run_without_export_and_ships_snapshots_with_it(data_d
     shipped = tmp_path / "shipped"
     assert (shipped / "snapshots" / "step_0000002.pt").is_file()
     assert json.loads((shipped / "card.json").read_text())["name"] == "shipped"
+
+
+def test_tokens_seen_weighs_each_window_by_its_time_across_continued_runs():
+    first_run = [
+        {"step": 20, "elapsed_s": 10.0, "tokens_per_s": 1000},
+        {"step": 40, "elapsed_s": 30.0, "tokens_per_s": 3000},
+        {"step": 40, "val_loss": 2.0},
+    ]
+    continued = [{"step": 60, "elapsed_s": 5.0, "tokens_per_s": 2000}]
+    tokens, seconds = card.tokens_seen(first_run + continued)
+    assert seconds == 35.0
+    assert tokens == 10 * 1000 + 20 * 3000 + 5 * 2000  # not the mean rate x seconds (70,000)

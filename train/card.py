@@ -365,12 +365,10 @@ def training_summary(run: Path) -> dict:
     recipe_keys += ["average_last", "multi30k_repeat", *AUGMENTATION_KEYS, "subword_sides"]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
     metrics = read_metrics(run / "model" / "metrics.jsonl")  # the whole history, see lineage.py
-    rates = [m["tokens_per_s"] for m in metrics if "tokens_per_s" in m]
-    if rates:
-        training["tokens_per_second"] = round(sum(rates) / len(rates))
-        training["target_tokens"] = round(
-            training["tokens_per_second"] * training.get("seconds", 0)
-        )
+    tokens, seconds = tokens_seen(metrics)
+    if seconds:
+        training["tokens_per_second"] = round(tokens / seconds)
+        training["target_tokens"] = round(tokens)
     minutes = {m["step"]: m["elapsed_s"] / 60 for m in metrics if "elapsed_s" in m}
     training["validation_curve"] = [
         {"minutes": minutes.get(m["step"], training.get("seconds", 0) / 60), **m}
@@ -378,6 +376,24 @@ def training_summary(run: Path) -> dict:
         if "val_loss" in m
     ]
     return training
+
+
+def tokens_seen(metrics: list[dict]) -> tuple[float, float]:
+    """(target tokens, seconds) of training, from the logged windows: each window's tokens/s
+    times its own length in time. A run continued from another starts its clock at 0 again."""
+    tokens = seconds = 0.0
+    before = 0.0
+    for record in metrics:
+        if "tokens_per_s" not in record:
+            continue
+        elapsed = record["elapsed_s"]
+        window = elapsed - before if elapsed >= before else elapsed  # a new run's clock
+        tokens, seconds, before = (
+            tokens + record["tokens_per_s"] * window,
+            seconds + window,
+            elapsed,
+        )
+    return tokens, seconds
 
 
 def add_utilisation(training: dict, parameters: int, threads: int) -> None:
