@@ -5,15 +5,7 @@ model's."""
 import numpy as np
 import pytest
 
-from app.story import (
-    STEPS,
-    alignment,
-    answer,
-    head_for,
-    head_votes,
-    largest_masked_weight,
-    question_word,
-)
+from app import story
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
@@ -22,22 +14,22 @@ def test_the_story_is_the_start_page_and_steps_with_the_arrow_buttons(app):
     at = app("story", text=ANIMAL)
     assert not at.exception
     assert at.segmented_control(key="story").value == 0
-    for expected in range(1, len(STEPS)):
+    for expected in range(1, len(story.STEPS)):
         next(button for button in at.button if button.label == "Next ▶").click().run()
         assert not at.exception, [error.message for error in at.exception]
         assert at.segmented_control(key="story").value == expected
-        assert at.header[0].value.startswith(f"{expected + 1} · {STEPS[expected].title}")
+        assert at.header[0].value.startswith(f"{expected + 1} · {story.STEPS[expected].title}")
     assert next(button for button in at.button if button.label == "Next ▶").disabled
     next(button for button in at.button if button.label == "◀ Back").click().run()
-    assert at.segmented_control(key="story").value == len(STEPS) - 2
+    assert at.segmented_control(key="story").value == len(story.STEPS) - 2
 
 
 def test_the_prediction_is_revealed_from_the_models_attention(app, translator):
     at = app("story", text=ANIMAL, story="2")
     words = translator.translate(ANIMAL, "de", 4, 0.6, trace=True).word_attention.encoder
-    query = question_word(words)
+    query = story.question_word(words)
     assert words.query_labels[query] == "it"
-    found = answer(words, query)
+    found = story.answer(words, query)
     at.radio(key="guess-it").set_value(found.key).run()
     assert not at.exception
     assert at.info[0].value.startswith("Right: its strongest head, encoder layer")
@@ -45,7 +37,7 @@ def test_the_prediction_is_revealed_from_the_models_attention(app, translator):
 
     animal = words.key_labels.index("animal")
     at.radio(key="guess-it").set_value(animal).run()
-    best_case = head_for(words, query, animal)
+    best_case = story.head_for(words, query, animal)
     revealed = at.info[0].value
     assert revealed.startswith("Not quite") or found.key == animal
     assert f"layer {best_case.layer + 1}, head {best_case.head + 1}, with" in revealed
@@ -54,8 +46,8 @@ def test_the_prediction_is_revealed_from_the_models_attention(app, translator):
 
 def test_the_votes_count_every_head_once_by_its_top_other_word(translator):
     words = translator.translate(ANIMAL, "de", 4, 0.6, trace=True).word_attention.encoder
-    query = question_word(words)
-    votes = head_votes(words, query)
+    query = story.question_word(words)
+    votes = story.head_votes(words, query)
     layers, heads = words.weights.shape[:2]
     assert sum(count for _, count in votes) == layers * heads
     assert [count for _, count in votes] == sorted((count for _, count in votes), reverse=True)
@@ -64,16 +56,16 @@ def test_the_votes_count_every_head_once_by_its_top_other_word(translator):
     tops = [words.key_labels[key] for key in others.argmax(axis=-1).ravel()]
     assert dict(votes) == {label: tops.count(label) for label in set(tops)}
     animal = words.key_labels.index("animal")
-    assert head_for(words, query, animal).weight == pytest.approx(
+    assert story.head_for(words, query, animal).weight == pytest.approx(
         float(words.weights[:, :, query, animal].max())
     )
 
 
 def test_the_facts_the_story_states_are_read_off_the_attention(translator):
     result = translator.translate(ANIMAL, "fr", 4, 0.6, trace=True)
-    assert largest_masked_weight(result.attention.decoder) == 0.0
+    assert story.largest_masked_weight(result.attention.decoder) == 0.0
     cross = result.word_attention.cross
-    pairs = alignment(cross)
+    pairs = story.alignment(cross)
     assert len(pairs) == len(cross.query_labels)
     last = cross.weights[-1].mean(axis=0)
     for row, (label, source, weight) in enumerate(pairs):
