@@ -37,6 +37,11 @@ WORD_START = "·"
 GRID_HOVER_CELLS = 40_000  # model view cells that get token names on hover
 
 
+CELL_TEXT_MAX = 13  # px, text written into heatmap cells
+NARROWEST_PLOT_PX = 760  # a heatmap's plot area on the narrowest desktop page (presentation: 960)
+CHARACTER_WIDTH = 0.5  # of the font size, the mean width of a character in the app's font
+
+
 def piece_text(text: str) -> str:
     """Text as the app shows it, in figures, tables and selectors alike: SentencePiece's
     word-start mark ▁ as WORD_START (core's labels keep ▁: they are the data; this is only how
@@ -84,6 +89,16 @@ def _height(rows: int, per_row: int = 28, minimum: int = 320, maximum: int = 900
     return int(min(max(minimum, 140 + per_row * rows), maximum))
 
 
+def cell_text_size(text: np.ndarray) -> float:
+    """The font size (px) at which the longest line of ``text`` (rows x columns) fits its cell in
+    the narrowest plot a desktop page gives a heatmap, at most CELL_TEXT_MAX: the pieces of a
+    long sentence shrink instead of running into each other. (Plotly's own "auto" size reckons
+    a character as wide as the font is high, and so halves text that would fit.)"""
+    longest = max((len(line) for cell in text.ravel() for line in cell.split("\n")), default=1)
+    cell_width = NARROWEST_PLOT_PX / max(text.shape[-1], 1)
+    return min(CELL_TEXT_MAX, cell_width / (CHARACTER_WIDTH * max(longest, 1)))
+
+
 def heatmap(
     z: np.ndarray,
     rows: Sequence[str] | None = None,
@@ -119,6 +134,7 @@ def heatmap(
     )
     row_labels = _labels(rows) if rows is not None else None
     col_labels = _labels(columns) if columns is not None else None
+    shown_text = value_text
     if value_text is not None:
         value_text = np.vectorize(plot_lines, otypes=[str])(np.asarray(value_text, dtype=str))
     if row_labels is None and col_labels is None and value_text is None:
@@ -135,9 +151,8 @@ def heatmap(
         )
         trace.hovertemplate = "%{customdata}<extra></extra>"
     if show_text and value_text is not None:
-        # plotly's automatic size fits the text to the cell (up to the layout's font size), so
-        # the pieces of a long sentence shrink instead of running into each other
-        trace.update(text=value_text, texttemplate="%{text}")
+        size = cell_text_size(np.asarray(shown_text, dtype=str))
+        trace.update(text=value_text, texttemplate="%{text}", textfont={"size": size})
     elif np.isneginf(z).any():
         trace.update(text=np.where(np.isneginf(z), MINUS_INF, ""), texttemplate="%{text}")
     fig = go.Figure(trace)

@@ -562,3 +562,13 @@ def test_metrics_log_is_read_leniently(tmp_path):
     assert series(train, "lr") == ([1], [0.001])
     fig = figures.training_curves({"loss": {"train": series(train, "train_loss")}})
     assert list(fig.data[0].y) == [5.0, 4.5]
+
+
+def test_cell_text_shrinks_with_the_sentence_and_never_passes_its_cap():
+    short = np.array([["<2de>", "·animal", "</s>"], ["<2de>", "·dog", "<pad>"]])
+    assert figures.cell_text_size(short) == figures.CELL_TEXT_MAX
+    eighteen, forty = (np.array([["·animal"] * n] * 2) for n in (18, 40))
+    assert figures.cell_text_size(forty) < figures.cell_text_size(eighteen) < figures.CELL_TEXT_MAX
+    # the longest piece fits its cell across the narrowest plot
+    cell = figures.NARROWEST_PLOT_PX / 40
+    assert figures.cell_text_size(forty) * figures.CHARACTER_WIDTH * len("·animal") <= cell
