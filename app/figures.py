@@ -1072,46 +1072,41 @@ def head_dashboard(values: np.ndarray, roles: Sequence[str], title: str, name: s
     return fig
 
 
-def focus_bars(labels: Sequence[str], weights: Sequence[float], title: str) -> go.Figure:
-    """The heads ranked for one word: a bar per head, the strongest on top."""
+def ranked_bars(
+    labels: Sequence[str], values: Sequence[float], title: str, xaxis: dict, hover: str
+) -> go.Figure:
+    """A horizontal bar per label, the first on top (the caller ranks them)."""
     fig = go.Figure(
         go.Bar(
-            x=list(weights),
+            x=list(values),
             y=[plot_text(label) for label in labels],
             orientation="h",
             marker_color=STATUS_COLOURS["kept"],
-            hovertemplate="%{y}<br>weight %{x:.3f}<extra></extra>",
+            hovertemplate=f"%{{y}}{hover}<extra></extra>",
         )
     )
     fig.update_layout(
         title=plot_text(title),
         height=_height(len(labels), per_row=30, minimum=260),
-        xaxis={"title": "weight on the top key", "range": [0, 1]},
+        xaxis=xaxis,
         yaxis={"autorange": "reversed"},
         margin={"l": 260},
     )
     return fig
 
 
+def focus_bars(labels: Sequence[str], weights: Sequence[float], title: str) -> go.Figure:
+    """The heads ranked for one word: a bar per head, the strongest on top."""
+    xaxis = {"title": "weight on the top key", "range": [0, 1]}
+    return ranked_bars(labels, weights, title, xaxis, "<br>weight %{x:.3f}")
+
+
 def vote_bars(votes: Sequence[tuple[str, int]], query_label: str) -> go.Figure:
     """How many heads look most at each word, for one query word: a bar per word, most on top."""
-    fig = go.Figure(
-        go.Bar(
-            x=[count for _, count in votes],
-            y=[plot_text(label) for label, _ in votes],
-            orientation="h",
-            marker_color=STATUS_COLOURS["kept"],
-            hovertemplate="%{y}: %{x} heads<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        title=plot_text(f"Which word each head looks at most, for “{query_label}”"),
-        height=_height(len(votes), per_row=30, minimum=260),
-        xaxis={"title": "heads (all layers) whose largest weight is on this word", "dtick": 1},
-        yaxis={"autorange": "reversed"},
-        margin={"l": 160},
-    )
-    return fig
+    title = f"Which word each head looks at most, for “{query_label}”"
+    xaxis = {"title": "heads (all layers) whose largest weight is on this word", "dtick": 1}
+    words, counts = [word for word, _ in votes], [count for _, count in votes]
+    return ranked_bars(words, counts, title, xaxis, ": %{x} heads")
 
 
 LINE_MAX_WIDTH = 8  # px, of a line carrying weight 1 in attention_lines

@@ -388,11 +388,9 @@ def tokens_seen(metrics: list[dict]) -> tuple[float, float]:
             continue
         elapsed = record["elapsed_s"]
         window = elapsed - before if elapsed >= before else elapsed  # a new run's clock
-        tokens, seconds, before = (
-            tokens + record["tokens_per_s"] * window,
-            seconds + window,
-            elapsed,
-        )
+        tokens += record["tokens_per_s"] * window
+        seconds += window
+        before = elapsed
     return tokens, seconds
 
 
