@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,10 +88,16 @@ def head_for(words: LabelledAttention, query: int, key: int) -> HeadFocus:
 
 def head_votes(words: LabelledAttention, query: int) -> list[tuple[str, int]]:
     """For ``query``, how many heads look most at each other word (its own position left out),
-    the most chosen first: one strong head can disagree with most of the others."""
-    return Counter(
-        found.key_label for found in rank_heads(words, query, skip_self=True)
-    ).most_common()
+    the most chosen first: one strong head can disagree with most of the others. Votes count by
+    position; a word that occurs twice is named with its position ("the @5") in both places."""
+    votes = Counter(found.key for found in rank_heads(words, query, skip_self=True))
+    return [(position_name(words.key_labels, key), count) for key, count in votes.most_common()]
+
+
+def position_name(labels: Sequence[str], position: int) -> str:
+    """The label at ``position``, with "@position" when the same label occurs elsewhere too."""
+    label = labels[position]
+    return f"{label} @{position}" if labels.count(label) > 1 else label
 
 
 def alignment(cross: LabelledAttention) -> list[tuple[str, str, float]]:

@@ -53,12 +53,19 @@ def test_the_votes_count_every_head_once_by_its_top_other_word(translator):
     assert [count for _, count in votes] == sorted((count for _, count in votes), reverse=True)
     others = words.weights[:, :, query, :].copy()
     others[:, :, query] = -1.0
-    tops = [words.key_labels[key] for key in others.argmax(axis=-1).ravel()]
-    assert dict(votes) == {label: tops.count(label) for label in set(tops)}
+    tops = [int(key) for key in others.argmax(axis=-1).ravel()]
+    named = {story.position_name(words.key_labels, key): tops.count(key) for key in set(tops)}
+    assert dict(votes) == named
     animal = words.key_labels.index("animal")
     assert story.head_for(words, query, animal).weight == pytest.approx(
         float(words.weights[:, :, query, animal].max())
     )
+
+
+def test_a_word_that_occurs_twice_is_named_by_its_position():
+    labels = ["<2de>", "the", "cat", "saw", "the", "dog"]
+    assert story.position_name(labels, 2) == "cat"
+    assert [story.position_name(labels, key) for key in (1, 4)] == ["the @1", "the @4"]
 
 
 def test_the_facts_the_story_states_are_read_off_the_attention(translator):

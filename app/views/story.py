@@ -1,6 +1,8 @@
 """The guided story: from pieces to a translation, one short screen per idea, on the user's own
 sentence. ← and → step through it (for use from the lectern)."""
 
+from functools import partial
+
 import streamlit as st
 
 from app import figures, state, ui
@@ -11,6 +13,7 @@ from app.story import (
     head_for,
     head_votes,
     largest_masked_weight,
+    position_name,
     question_word,
 )
 
@@ -60,7 +63,7 @@ elif step == 2:
     guess = st.radio(
         f"Predict first: which word will “{word}” attend to most, in its strongest head?",
         [i for i in range(len(words.key_labels)) if i != query],
-        format_func=words.key_labels.__getitem__,
+        format_func=partial(position_name, words.key_labels),
         index=None,
         key=f"guess-{word}",
         horizontal=True,
@@ -68,10 +71,13 @@ elif step == 2:
     if guess is not None:
         strongest, yours = answer(words, query), head_for(words, query, guess)
         verdict = "Right" if guess == strongest.key else "Not quite"
+        strongest_word, your_word = (
+            position_name(words.key_labels, key) for key in (strongest.key, guess)
+        )
         st.info(
             f"{verdict}: its strongest head, encoder layer {strongest.layer + 1}, head "
             f"{strongest.head + 1}, puts {strongest.weight:.0%} of “{word}”'s attention on "
-            f"“{strongest.key_label}”. The head that looks most at your “{yours.key_label}” is "
+            f"“{strongest_word}”. The head that looks most at your “{your_word}” is "
             f"layer {yours.layer + 1}, head {yours.head + 1}, with {yours.weight:.0%}."
         )
         ui.chart(figures.vote_bars(head_votes(words, query), word), "story-votes")
