@@ -1,9 +1,10 @@
 """The model card: written into the run unless asked to ship, recipe read from the run itself."""
 
 import json
+from pathlib import Path
 
 from tests.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
-from train import card
+from train import card, lineage
 
 
 def test_card_stays_in_the_run_without_export_and_ships_snapshots_with_it(data_dir, tmp_path):  # noqa: F811
@@ -47,7 +48,8 @@ def test_tokens_seen_weighs_each_window_by_its_time_across_continued_runs():
         {"step": 40, "elapsed_s": 30.0, "tokens_per_s": 3000},
         {"step": 40, "val_loss": 2.0},
     ]
-    continued = [{"step": 60, "elapsed_s": 5.0, "tokens_per_s": 2000}]
-    tokens, seconds = card.tokens_seen(first_run + continued)
+    origin = lineage.Origin(Path("earlier"), steps=40, seconds=30.0)
+    continued = [lineage.shifted({"step": 20, "elapsed_s": 5.0, "tokens_per_s": 2000}, origin)]
+    tokens, seconds = card.tokens_seen(first_run + continued)  # as ship_history writes them
     assert seconds == 35.0
     assert tokens == 10 * 1000 + 20 * 3000 + 5 * 2000  # not the mean rate x seconds (70,000)

@@ -380,17 +380,17 @@ def training_summary(run: Path) -> dict:
 
 def tokens_seen(metrics: list[dict]) -> tuple[float, float]:
     """(target tokens, seconds) of training, from the logged windows: each window's tokens/s
-    times its own length in time. A run continued from another starts its clock at 0 again."""
+    times its own length in time. The history's clock runs on across continued runs
+    (lineage.shifted), so a window is the time since the record before it."""
     tokens = seconds = 0.0
     before = 0.0
     for record in metrics:
         if "tokens_per_s" not in record:
             continue
-        elapsed = record["elapsed_s"]
-        window = elapsed - before if elapsed >= before else elapsed  # a new run's clock
+        window = record["elapsed_s"] - before
         tokens += record["tokens_per_s"] * window
         seconds += window
-        before = elapsed
+        before = record["elapsed_s"]
     return tokens, seconds
 
 
