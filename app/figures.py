@@ -577,7 +577,6 @@ def beam_tree(
     sit on chips above their edges, leaves' to their right; hover adds the prefix as text and
     what the node's reason means (``explanations``: reason -> meaning). At most ``steps_shown``
     steps are in view, ending at the current one."""
-    by_prefix = {n.prefix: n for n in nodes}
     inner = {n.parent for n in nodes if n.prefix}
     explanations = explanations or {}
     chosen = tuple(chosen)
@@ -590,57 +589,11 @@ def beam_tree(
         layer="below",
     )
     for on_path in (False, True):
-        xs, ys = [], []
-        for node in nodes:
-            if node.prefix and (chosen[: len(node.prefix)] == node.prefix) == on_path:
-                parent = by_prefix[node.parent]
-                xs += [parent.step, node.step, None]
-                ys += [parent.y, node.y, None]
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=ys,
-                mode="lines",
-                line={"color": "#31a354" if on_path else "#999999", "width": 4 if on_path else 1.2},
-                hoverinfo="skip",
-                name="chosen output" if on_path else "search",
-                showlegend=on_path,
-            )
-        )
-    for status, colour in STATUS_COLOURS.items():
+        fig.add_trace(_tree_edges(nodes, chosen, on_path))
+    for status in STATUS_COLOURS:
         group = [n for n in nodes if n.status == status]
-        if not group:
-            continue
-        fig.add_trace(
-            go.Scatter(
-                x=[n.step for n in group],
-                y=[n.y for n in group],
-                mode="markers+text",
-                text=["" if n.prefix in inner else plot_text(n.piece) for n in group],
-                textposition="middle right",
-                marker={"color": colour, "size": 11, "line": {"color": "white", "width": 1}},
-                name=plot_text(STATUS_MEANINGS[status]),
-                customdata=[
-                    [
-                        plot_text(n.piece),
-                        n.log_prob,
-                        np.exp(n.log_prob),
-                        n.score,
-                        n.normalized,
-                        plot_text(n.reason),
-                        plot_text(explanations.get(n.reason, "")),
-                        plot_text(n.text),
-                    ]
-                    for n in group
-                ],
-                hovertemplate=(
-                    "<b>%{customdata[0]}</b>: %{customdata[7]}<br>log P(token) %{customdata[1]:.3f}"
-                    " (P %{customdata[2]:.3f})<br>cumulative %{customdata[3]:.3f}"
-                    "<br>normalised %{customdata[4]:.3f}<br><b>%{customdata[5]}</b>"
-                    "<br>%{customdata[6]}<extra></extra>"
-                ),
-            )
-        )
+        if group:
+            fig.add_trace(_tree_nodes(group, status, inner, explanations))
     for node in nodes:
         if node.prefix in inner:
             fig.add_annotation(
@@ -671,6 +624,66 @@ def beam_tree(
         hoverlabel={"align": "left"},
     )
     return fig
+
+
+def _tree_edges(nodes: Sequence[TreeNode], chosen: tuple[int, ...], on_path: bool) -> go.Scatter:
+    """The edges from parent to child of the nodes on the chosen output's path (thick), or of
+    all the others (thin), as one line trace broken by None."""
+    by_prefix = {n.prefix: n for n in nodes}
+    xs, ys = [], []
+    for node in nodes:
+        if node.prefix and (chosen[: len(node.prefix)] == node.prefix) == on_path:
+            parent = by_prefix[node.parent]
+            xs += [parent.step, node.step, None]
+            ys += [parent.y, node.y, None]
+    return go.Scatter(
+        x=xs,
+        y=ys,
+        mode="lines",
+        line={"color": "#31a354" if on_path else "#999999", "width": 4 if on_path else 1.2},
+        hoverinfo="skip",
+        name="chosen output" if on_path else "search",
+        showlegend=on_path,
+    )
+
+
+def _tree_nodes(
+    group: Sequence[TreeNode], status: str, inner: set, explanations: dict[str, str]
+) -> go.Scatter:
+    """The nodes of one status, leaves labelled to their right (inner nodes get chips), with
+    the node's numbers, reason and text on hover."""
+    return go.Scatter(
+        x=[n.step for n in group],
+        y=[n.y for n in group],
+        mode="markers+text",
+        text=["" if n.prefix in inner else plot_text(n.piece) for n in group],
+        textposition="middle right",
+        marker={
+            "color": STATUS_COLOURS[status],
+            "size": 11,
+            "line": {"color": "white", "width": 1},
+        },
+        name=plot_text(STATUS_MEANINGS[status]),
+        customdata=[
+            [
+                plot_text(n.piece),
+                n.log_prob,
+                np.exp(n.log_prob),
+                n.score,
+                n.normalized,
+                plot_text(n.reason),
+                plot_text(explanations.get(n.reason, "")),
+                plot_text(n.text),
+            ]
+            for n in group
+        ],
+        hovertemplate=(
+            "<b>%{customdata[0]}</b>: %{customdata[7]}<br>log P(token) %{customdata[1]:.3f}"
+            " (P %{customdata[2]:.3f})<br>cumulative %{customdata[3]:.3f}"
+            "<br>normalised %{customdata[4]:.3f}<br><b>%{customdata[5]}</b>"
+            "<br>%{customdata[6]}<extra></extra>"
+        ),
+    )
 
 
 def candidate_bars(rows: Sequence[dict], explanations: dict[str, str] | None = None) -> go.Figure:
@@ -839,24 +852,8 @@ def score_pipeline(attention: LabelledAttention, layer: int, head: int) -> go.Fi
             col=col,
         )
         if masked_text and is_masked.any():  # the masked cells, grey, on top
-            fig.add_trace(
-                go.Heatmap(
-                    z=np.where(is_masked, 1.0, np.nan),
-                    x=np.arange(n_cols),
-                    y=np.arange(n_rows),
-                    colorscale=[[0.0, MASKED_COLOUR], [1.0, MASKED_COLOUR]],
-                    showscale=False,
-                    text=np.where(is_masked, masked_text, ""),
-                    texttemplate="%{text}",
-                    textfont={"color": "white", "size": 12},
-                    customdata=np.char.add(hover, " (masked)"),
-                    hovertemplate="%{customdata}<extra></extra>",
-                    hoverongaps=False,
-                    name=f"masked cells of {PIPELINE_TITLES[index]}",
-                ),
-                row=row,
-                col=col,
-            )
+            overlay = _masked_cells(is_masked, masked_text, hover, PIPELINE_TITLES[index])
+            fig.add_trace(overlay, row=row, col=col)
         fig.update_xaxes(
             tickvals=list(range(n_cols)),
             ticktext=_labels(attention.key_labels),
@@ -882,23 +879,7 @@ def score_pipeline(attention: LabelledAttention, layer: int, head: int) -> go.Fi
                 name="masked: −∞ before the softmax, exactly 0 after",
             )
         )
-    if stacked:  # colour bars at the right: one beside the two score panels, one beside weights
-        score_bar = {"x": 1.02, "y": 1.0, "yanchor": "top", "len": 0.62}
-        weight_bar = {"x": 1.02, "y": 0.0, "yanchor": "bottom", "len": 0.3}
-        panel_height = _height(n_rows, maximum=700)
-        height = 3 * panel_height + 120
-    else:  # colour bars below: one under the two score panels, one under the weights
-        width = (1 - 2 * 0.03) / 3  # of a panel, in paper units
-        common = {
-            "orientation": "h",
-            "yref": "container",  # at the foot of the figure, under the key labels
-            "y": 0.02,
-            "yanchor": "bottom",
-            "thickness": 12,
-        }
-        score_bar = {**common, "x": width + 0.015, "xanchor": "center", "len": 2 * width}
-        weight_bar = {**common, "x": 1 - width / 2, "xanchor": "center", "len": width}
-        height = _height(n_rows) + 200
+    score_bar, weight_bar, height = _pipeline_colour_bars(stacked, n_rows)
     fig.update_layout(
         coloraxis={
             "colorscale": DIVERGING_SCALE,
@@ -919,6 +900,45 @@ def score_pipeline(attention: LabelledAttention, layer: int, head: int) -> go.Fi
         margin={"t": 90, "b": 40 if stacked else 200},
     )
     return fig
+
+
+def _masked_cells(is_masked: np.ndarray, text: str, hover: np.ndarray, panel: str) -> go.Heatmap:
+    """Grey cells where the mask forbids, written ``text`` (−∞ or 0), to lay over a panel."""
+    return go.Heatmap(
+        z=np.where(is_masked, 1.0, np.nan),
+        x=np.arange(is_masked.shape[1]),
+        y=np.arange(is_masked.shape[0]),
+        colorscale=[[0.0, MASKED_COLOUR], [1.0, MASKED_COLOUR]],
+        showscale=False,
+        text=np.where(is_masked, text, ""),
+        texttemplate="%{text}",
+        textfont={"color": "white", "size": 12},
+        customdata=np.char.add(hover, " (masked)"),
+        hovertemplate="%{customdata}<extra></extra>",
+        hoverongaps=False,
+        name=f"masked cells of {panel}",
+    )
+
+
+def _pipeline_colour_bars(stacked: bool, n_rows: int) -> tuple[dict, dict, int]:
+    """(score colour bar, weight colour bar, figure height) of :func:`score_pipeline`: stacked
+    panels get their bars at the right, one beside the two score panels and one beside the
+    weights; panels in a row get them below, under the score panels and under the weights."""
+    if stacked:
+        score_bar = {"x": 1.02, "y": 1.0, "yanchor": "top", "len": 0.62}
+        weight_bar = {"x": 1.02, "y": 0.0, "yanchor": "bottom", "len": 0.3}
+        return score_bar, weight_bar, 3 * _height(n_rows, maximum=700) + 120
+    width = (1 - 2 * 0.03) / 3  # of a panel, in paper units
+    common = {
+        "orientation": "h",
+        "yref": "container",  # at the foot of the figure, under the key labels
+        "y": 0.02,
+        "yanchor": "bottom",
+        "thickness": 12,
+    }
+    score_bar = {**common, "x": width + 0.015, "xanchor": "center", "len": 2 * width}
+    weight_bar = {**common, "x": 1 - width / 2, "xanchor": "center", "len": width}
+    return score_bar, weight_bar, _height(n_rows) + 200
 
 
 # --------------------------------------------------------------------------------------------------
