@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from collections import Counter
 
 import pytest
@@ -12,13 +13,14 @@ import torch
 
 from core import Translator
 from core.checkpoint import safe_load
+from core.metrics_log import read_metrics
 from tests.conftest import tiny_corpus
 from tests.training import run_train, write_tiny_data
 from train.batching import collate, token_batches
 from train.config import parse_args
 from train.data import Example, clean_pairs, in_validation, keep_pair, load_corpus
 from train.lineage import log_spaced
-from train.trainer import continued_lr, noam_lr
+from train.trainer import Trainer, continued_lr, noam_lr
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +40,35 @@ def test_dry_run_trains_and_exports_a_loadable_model(data_dir, tmp_path):
     ]
     assert [m["step"] for m in metrics if "train_loss" in m] == [5, 10, 15, 20, 25, 30]
     assert any("val_bleu" in m for m in metrics)
+
+
+def test_tokens_per_second_counts_the_training_steps_own_time(data_dir, tmp_path, monkeypatch):
+    """A slow validation between steps is not training: each logged tokens/s is the tokens of
+    the window's steps over those steps' own seconds (as elapsed_s counts them). The trainer's
+    clock is a fake that only the steps (1 s each) and validations (100 s) move."""
+    clock = types.SimpleNamespace(now=0.0)
+    monkeypatch.setattr("train.trainer.time", types.SimpleNamespace(perf_counter=lambda: clock.now))
+    tokens_per_step = []
+    train_step = Trainer.train_step
+
+    def one_second_step(trainer, batch):
+        loss, tokens = train_step(trainer, batch)
+        clock.now += 1.0
+        tokens_per_step.append(tokens)
+        return loss, tokens
+
+    def slow_validation(trainer, model):
+        clock.now += 100.0
+        return {}
+
+    monkeypatch.setattr(Trainer, "train_step", one_second_step)
+    monkeypatch.setattr(Trainer, "validate", slow_validation)
+    flags = ["--dry-run", "--data-dir", str(data_dir), "--out", str(tmp_path / "run")]
+    Trainer(parse_args([*flags, "--max-steps", "8", "--log-every", "4", "--eval-every", "2"])).run()
+    records = [r for r in read_metrics(tmp_path / "run" / "metrics.jsonl") if "tokens_per_s" in r]
+    assert [record["elapsed_s"] for record in records] == [4.0, 8.0]
+    windows = (tokens_per_step[:4], tokens_per_step[4:])
+    assert [record["tokens_per_s"] for record in records] == [round(sum(w) / 4) for w in windows]
 
 
 def final_weights(run):

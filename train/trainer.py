@@ -133,6 +133,22 @@ def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:
     return {k: (v / len(paths)).float() for k, v in total.items()}
 
 
+@dataclasses.dataclass
+class LogWindow:
+    """The steps since the last metrics line: their target tokens, summed loss and seconds."""
+
+    tokens: int = 0
+    loss: float = 0.0
+    steps: int = 0
+    seconds: float = 0.0
+
+    def add(self, loss: float, tokens: int, seconds: float) -> None:
+        self.tokens += tokens
+        self.loss += loss
+        self.steps += 1
+        self.seconds += seconds
+
+
 class Trainer:
     def __init__(self, config: TrainConfig) -> None:
         self.config = config
@@ -416,7 +432,7 @@ class Trainer:
             unit="step",
             dynamic_ncols=True,
         )
-        window_tokens, window_loss, window_steps, window_start = 0, 0.0, 0, time.perf_counter()
+        window = LogWindow()
         self.catch_up()
         self.model.train()
         snapshot_steps = self.snapshot_steps()
@@ -425,35 +441,15 @@ class Trainer:
             for batch in batches[self.batch_in_epoch :]:
                 started = time.perf_counter()
                 loss, n_tokens = self.train_step(batch)
-                self.train_seconds += time.perf_counter() - started
+                seconds = time.perf_counter() - started
+                self.train_seconds += seconds
                 self.step += 1
                 self.batch_in_epoch += 1
-                window_tokens += n_tokens
-                window_loss += loss
-                window_steps += 1
+                window.add(loss, n_tokens, seconds)
                 progress.update()
                 if self.step % config.log_every == 0:
-                    elapsed = time.perf_counter() - window_start
-                    tokens_per_s = self.dist.world_size * window_tokens / elapsed
-                    lr = self.scheduler.get_last_lr()[0]
-                    progress.set_postfix(
-                        loss=f"{window_loss / window_steps:.3f}",
-                        tok_s=f"{tokens_per_s:,.0f}",
-                        lr=f"{lr:.2e}",
-                        **self.time_left(),
-                    )
-                    self.record(
-                        elapsed_s=round(self.train_seconds, 1),
-                        train_loss=round(window_loss / window_steps, 4),
-                        lr=lr,
-                        tokens_per_s=round(tokens_per_s),
-                    )
-                    window_tokens, window_loss, window_steps, window_start = (
-                        0,
-                        0.0,
-                        0,
-                        time.perf_counter(),
-                    )
+                    self.log_window(window, progress)
+                    window = LogWindow()
                 if self.step % config.checkpoint_every == 0:
                     self.save_checkpoint()
                 if self.step in snapshot_steps:
@@ -478,6 +474,25 @@ class Trainer:
             final_dir = self.export()
         self.dist.close()
         return final_dir
+
+    def log_window(self, window: LogWindow, progress: tqdm) -> None:
+        """A metrics line, and the progress bar's numbers, for the steps since the last line.
+        Tokens/s counts the training steps' own time, as elapsed_s does: validation and
+        checkpoints in between are not training."""
+        tokens_per_s = self.dist.world_size * window.tokens / window.seconds
+        lr = self.scheduler.get_last_lr()[0]
+        progress.set_postfix(
+            loss=f"{window.loss / window.steps:.3f}",
+            tok_s=f"{tokens_per_s:,.0f}",
+            lr=f"{lr:.2e}",
+            **self.time_left(),
+        )
+        self.record(
+            elapsed_s=round(self.train_seconds, 1),
+            train_loss=round(window.loss / window.steps, 4),
+            lr=lr,
+            tokens_per_s=round(tokens_per_s),
+        )
 
     # -- validation and the final model ---------------------------------------------------------
 

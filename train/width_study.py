@@ -21,7 +21,7 @@ from pathlib import Path
 
 from core.checkpoint import CARD_FILE, MODEL_FILE, load_model
 from core.metrics_log import read_metrics
-from train.card import width_study_section, write_card
+from train.card import tokens_seen, width_study_section, write_card
 
 FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")
 
@@ -43,13 +43,13 @@ def study_run(run: Path) -> dict:
             max((seconds for logged_step, seconds in logged if logged_step <= step), default=0) / 60
         )
 
-    rates = [m["tokens_per_s"] for m in metrics if "tokens_per_s" in m]
+    tokens, seconds = tokens_seen(metrics)
     return {
         "run": run.name,
         "d_model": model.config.d_model,
         "d_ff": model.config.d_ff,
         "parameters": model.num_parameters(),
-        "tokens_per_second": round(sum(rates) / len(rates)) if rates else None,
+        "tokens_per_second": round(tokens / seconds) if seconds else None,
         "minutes": round(training["seconds"] / 60, 2),
         "curve": [
             {
