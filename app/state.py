@@ -4,6 +4,7 @@ length penalty); and the shared settings, whose widgets (see app/ui.py) live in 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import streamlit as st
 import torch
 
 from app import memory
-from app.analysis import Analysis, analyse
+from app.analysis import MAX_CHARS, Analysis, analyse
 from app.shared_cache import shared
 from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, attribution, snapshots
 from core.ablation import (
@@ -24,6 +25,7 @@ from core.ablation import (
 )
 from core.checkpoint import MODEL_FILE
 from core.head_survey import HEADS_FILE, HeadSurvey, is_current, load_survey
+from core.sentences import is_sentence, split_sentences, translate_text
 from core.snapshots import Snapshot
 from core.translator import EncoderBatch, Translation
 
@@ -93,6 +95,33 @@ IMPORTANCE_BYTES = 2**20  # a (layers, heads) array each: thousands of sentences
 def cached_analysis(path: str, text: str, target: str, beam: int, alpha: float) -> Analysis:
     """The analysis, shared by every session and never copied: do not change it."""
     return analyse(load_translator(path), text, target, beam, alpha)
+
+
+@st.cache_data(max_entries=1024, show_spinner=False)
+def cached_sentence(path: str, sentence: str, target: str, beam: int, alpha: float) -> str:
+    """One sentence's translation, without a trace (a few hundred bytes an entry)."""
+    return load_translator(path).translate(sentence, target, beam, alpha).text
+
+
+def sentence_count() -> int:
+    """How many sentences the text on screen has (as far as the analysis reads it)."""
+    return sum(map(is_sentence, split_sentences(settings().text[:MAX_CHARS])))
+
+
+def sentence_by_sentence(on_progress: Callable[[float, str], object]) -> list[tuple[str, str]]:
+    """The text on screen translated one sentence at a time (core.sentences), as (part, its
+    translation); ``on_progress`` (fraction done, what is done) hears of each sentence."""
+    path, text, target, beam, alpha = current()
+    total, done = sentence_count(), 0
+
+    def translate(sentence: str) -> str:
+        nonlocal done
+        translation = cached_sentence(path, sentence, target, beam, alpha)
+        done += 1
+        on_progress(done / total, f"Sentence {done} of {total}")
+        return translation
+
+    return translate_text(text[:MAX_CHARS], translate)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -92,6 +92,30 @@ def test_typing_a_sentence_translates_it(app, translator):
     assert text in [element.value for element in at.text]  # the banner: English on this page too
 
 
+def test_a_text_of_several_sentences_is_translated_one_sentence_at_a_time(app, translator):
+    text = "The child reads a book. The dog sleeps.\n\nIt is late."
+    at = app(text=text)
+    assert_fine(at)
+    subheaders = [header.value for header in at.subheader]
+    assert subheaders[:2] == [
+        "German, sentence by sentence",
+        "German, the whole text as one sequence",
+    ]
+    first, second, third = (
+        translator.translate(sentence, "de", 4, 0.6).text
+        for sentence in ("The child reads a book.", "The dog sleeps.", "It is late.")
+    )
+    assert at.code[0].value == f"{first} {second}\n\n{third}"
+    assert at.code[1].value == translator.translate(text, "de", 4, 0.6).text  # what pages show
+    assert "all 3 as one sequence" in " ".join(caption.value for caption in at.caption)
+
+
+def test_one_sentence_is_not_cut(app):
+    at = app(text="Dr. Smith reads a book.")
+    assert_fine(at)
+    assert [header.value for header in at.subheader][:1] == ["German"]
+
+
 def test_examples_are_one_click_away(app):
     at = app()
     at.button_group(key="example").set_value("I am very hungry.").run()

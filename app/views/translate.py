@@ -5,13 +5,36 @@ import streamlit as st
 
 from app import figures, state, ui
 from core import LANGUAGES
+from core.sentences import is_sentence
 
 st.title("Translate")
 analysis = state.analysis()
 settings = state.settings()
 result = analysis.result
 
-st.subheader(f"{LANGUAGES[settings.to]}")
+sentences = state.sentence_count()
+if sentences > 1:
+    st.subheader(f"{LANGUAGES[settings.to]}, sentence by sentence")
+    progress = st.progress(0.0, text=f"Translating {sentences} sentences…")
+    pairs = state.sentence_by_sentence(progress.progress)
+    progress.empty()
+    st.code("".join(translation for _, translation in pairs), language=None, wrap_lines=True)
+    with st.expander("Each sentence and its translation"):
+        ui.table(
+            [
+                {"sentence": part, "translation": translation}
+                for part, translation in pairs
+                if is_sentence(part)
+            ]
+        )
+    st.caption(
+        f"The model learnt from single sentences, so a text goes through it one sentence at a "
+        f"time (cut by sentencex). Every other page shows the model reading all {sentences} as "
+        "one sequence, as below: given a whole paragraph at once, it tends to leave sentences out."
+    )
+    st.subheader(f"{LANGUAGES[settings.to]}, the whole text as one sequence")
+else:
+    st.subheader(LANGUAGES[settings.to])
 st.code(result.text, language=None, wrap_lines=True)
 search = (
     "greedy search"
