@@ -2,6 +2,7 @@
 
 python -m core.translate --model pretrained/en-de-fr --target de "A man is riding a bicycle."
 echo "I am very hungry." | python -m core.translate --target fr
+python -m core.translate --split-sentences "It rains. We stay at home."
 
 One output line per sentence. A sentence that cannot be translated (not valid UTF-8, nothing to
 translate) gets an empty output line and an error on stderr naming it; the others are translated
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 
 from core.checkpoint import CheckpointError
 from core.cli import finite_float, positive_int
+from core.sentences import is_sentence, translate_text
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 
@@ -37,6 +39,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--length-penalty", type=finite_float, default=0.6, help="GNMT length penalty alpha"
+    )
+    parser.add_argument(
+        "--split-sentences",
+        action="store_true",
+        help="translate each sentence of a line on its own (the model learnt from single "
+        "sentences; core/sentences.py), the line's spaces kept between them",
     )
     return parser.parse_args(argv)
 
@@ -59,6 +67,15 @@ def decoded(raw: bytes) -> str:
         raise ValueError(f"not valid UTF-8 (byte {error.start + 1})") from None
 
 
+def translate_line(translator: Translator, text: str, args: argparse.Namespace) -> str:
+    def translate(sentence: str) -> str:
+        return translator.translate(sentence, args.target, args.beam_size, args.length_penalty).text
+
+    if not args.split_sentences or not is_sentence(text):  # the latter: the usual InputError
+        return translate(text)
+    return "".join(translation for _, translation in translate_text(text, translate))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -70,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     for where, raw in raw_sentences(args.text):
         try:
             text = decoded(raw)
-            print(translator.translate(text, args.target, args.beam_size, args.length_penalty).text)
+            print(translate_line(translator, text, args))
         except ValueError as error:  # not UTF-8, or the translator's InputError
             failed += 1
             print(f"error: {where}: {error}", file=sys.stderr)

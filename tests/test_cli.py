@@ -61,6 +61,15 @@ def test_translate_exits_zero_when_every_sentence_translates(tiny_model_dir):
     assert status == 0 and err == "" and out.count("\n") == 1
 
 
+def test_split_sentences_translates_each_sentence_of_a_line_on_its_own(tiny_model_dir):
+    flags = ["--model", str(tiny_model_dir), "--beam-size", "1", "--split-sentences"]
+    status, out, err = run(translate, *flags, stdin=b"It rains.  We stay.\n\n")
+    translator = Translator.load(tiny_model_dir)
+    rains, stay = (translator.translate(text, "de", 1).text for text in ("It rains.", "We stay."))
+    assert out.split("\n")[:2] == [f"{rains}  {stay}", ""]
+    assert status == 1 and err.startswith("error: line 2: ")  # nothing to translate, as without
+
+
 def test_the_command_line_exits_with_the_status_of_main(tiny_model_dir):
     command = [sys.executable, "-m", "core.translate", "--model", str(tiny_model_dir), ""]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
