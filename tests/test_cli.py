@@ -156,3 +156,19 @@ def test_evaluate_writes_the_translations_to_output(tiny_model_dir, tmp_path):
     )
     assert status == 0 and json.loads(out)["sentences"] == 2, err
     assert len(output.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_evaluate_split_sentences_scores_each_sentence_translated_on_its_own(
+    tiny_model_dir, tmp_path
+):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("The dog runs. A cat sleeps.\tDer Hund läuft. Eine Katze schläft.\n")
+    output = tmp_path / "out.txt"
+    flags = ("--tsv", str(pairs), "--output", str(output), "--beam-size", "1", "--split-sentences")
+    status, out, err = run_evaluate(tiny_model_dir, *flags)
+    assert status == 0 and json.loads(out)["split_sentences"] is True, err
+    translator = Translator.load(tiny_model_dir)
+    runs, sleeps = (
+        translator.translate(text, "de", 1).text for text in ("The dog runs.", "A cat sleeps.")
+    )
+    assert output.read_text(encoding="utf-8") == f"{runs} {sleeps}\n"

@@ -2,6 +2,7 @@
 
 python -m train.evaluate --model pretrained/en-de-fr --target de --src test.en --ref test.de
 python -m train.evaluate --model pretrained/en-de-fr --target fr --tsv pairs.tsv
+python -m train.evaluate --target de --src paragraphs.en --ref paragraphs.de --split-sentences
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tqdm import tqdm
 from core.checkpoint import CheckpointError
 from core.cli import finite_float, non_negative_int, positive_int
 from core.scoring import score_translations
+from core.sentences import translate_text
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import read_parallel
@@ -31,12 +33,23 @@ def evaluate(
     beam_size: int = 4,
     length_penalty: float = 0.6,
     progress: bool = True,
+    split_sentences: bool = False,
 ) -> dict:
-    """Translate every source and score against the references."""
+    """Translate every source and score against the references; ``split_sentences``: each
+    sentence of a source on its own (core/sentences.py)."""
     started = time.perf_counter()
+
+    def translate(source: str) -> str:
+        return translator.translate_batch([source], target, beam_size, length_penalty)[0]
+
+    def translate_line(source: str) -> str:
+        if not split_sentences:
+            return translate(source)
+        return "".join(translation for _, translation in translate_text(source, translate))
+
     hypotheses = [
-        translator.translate_batch([s], target, beam_size, length_penalty)[0]
-        for s in tqdm(
+        translate_line(source)
+        for source in tqdm(
             sources, desc=f"en-{target}", unit="sent", disable=not progress, file=sys.stderr
         )
     ]
@@ -47,6 +60,7 @@ def evaluate(
         "seconds": round(time.perf_counter() - started, 1),
         "target": target,
         "beam_size": beam_size,
+        "split_sentences": split_sentences,
         "hypotheses": hypotheses,
     }
 
@@ -82,6 +96,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--output", type=Path, help="also write the translations here, one per line"
+    )
+    parser.add_argument(
+        "--split-sentences",
+        action="store_true",
+        help="translate each sentence of a line on its own (for sources of several sentences)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser.parse_args(argv)
@@ -120,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             args.beam_size,
             args.length_penalty,
             progress=not args.quiet,
+            split_sentences=args.split_sentences,
         )
         hypotheses = result.pop("hypotheses")
         if output:
