@@ -53,3 +53,15 @@ def test_tokens_seen_weighs_each_window_by_its_time_across_continued_runs():
     tokens, seconds = card.tokens_seen(first_run + continued)  # as ship_history writes them
     assert seconds == 35.0
     assert tokens == 10 * 1000 + 20 * 3000 + 5 * 2000  # not the mean rate x seconds (70,000)
+
+
+def test_a_validation_between_log_lines_is_at_the_minutes_of_the_line_before():
+    history = [
+        {"step": 20, "elapsed_s": 60.0, "tokens_per_s": 1000},
+        {"step": 25, "val_loss": 2.0},  # the last step of a run that a later one continued
+        {"step": 40, "elapsed_s": 150.0, "tokens_per_s": 1000},
+        {"step": 45, "val_loss": 1.5},  # the final step
+    ]
+    assert card.minutes_at(history, 25, final_step=45, final_seconds=180.0) == 1.0
+    assert card.minutes_at(history, 45, final_step=45, final_seconds=180.0) == 3.0
+    assert card.minutes_at(history, 10, final_step=45, final_seconds=180.0) == 0.0

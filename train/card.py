@@ -369,13 +369,21 @@ def training_summary(run: Path) -> dict:
     if seconds:
         training["tokens_per_second"] = round(tokens / seconds)
         training["target_tokens"] = round(tokens)
-    minutes = {m["step"]: m["elapsed_s"] / 60 for m in metrics if "elapsed_s" in m}
+    final = training.get("steps", 0), training.get("seconds", 0)
     training["validation_curve"] = [
-        {"minutes": minutes.get(m["step"], training.get("seconds", 0) / 60), **m}
-        for m in metrics
-        if "val_loss" in m
+        {"minutes": minutes_at(metrics, m["step"], *final), **m} for m in metrics if "val_loss" in m
     ]
     return training
+
+
+def minutes_at(metrics: list[dict], step: int, final_step: int, final_seconds: float) -> float:
+    """Training minutes when ``step`` ended: the total for the final step, else the last log
+    line at or before it (lines come every --log-every steps, and the last step of a run that a
+    later one continued may fall between them)."""
+    if step == final_step:
+        return final_seconds / 60
+    logged = (m["elapsed_s"] for m in metrics if "elapsed_s" in m and m["step"] <= step)
+    return max(logged, default=0) / 60
 
 
 def tokens_seen(metrics: list[dict]) -> tuple[float, float]:

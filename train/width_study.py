@@ -21,7 +21,7 @@ from pathlib import Path
 
 from core.checkpoint import CARD_FILE, MODEL_FILE, load_model
 from core.metrics_log import read_metrics
-from train.card import tokens_seen, width_study_section, write_card
+from train.card import minutes_at, tokens_seen, width_study_section, write_card
 
 FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")
 
@@ -32,18 +32,8 @@ def study_run(run: Path) -> dict:
     metrics = read_metrics(run / "metrics.jsonl")
     model, _ = load_model(run / "model" / MODEL_FILE)
     training = json.loads((run / "model" / CARD_FILE).read_text())["training"]
-    logged = [(m["step"], m["elapsed_s"]) for m in metrics if "elapsed_s" in m]
-
-    def minutes_at(step: int) -> float:
-        """Training minutes when ``step`` ended: the run's total for its last step, else the
-        last log line at or before it (lines come every --log-every steps)."""
-        if step == training["steps"]:
-            return training["seconds"] / 60
-        return (
-            max((seconds for logged_step, seconds in logged if logged_step <= step), default=0) / 60
-        )
-
     tokens, seconds = tokens_seen(metrics)
+    final = training["steps"], training["seconds"]
     return {
         "run": run.name,
         "d_model": model.config.d_model,
@@ -53,7 +43,7 @@ def study_run(run: Path) -> dict:
         "minutes": round(training["seconds"] / 60, 2),
         "curve": [
             {
-                "minutes": round(minutes_at(m["step"]), 2),
+                "minutes": round(minutes_at(metrics, m["step"], *final), 2),
                 **{key: m[key] for key in FIELDS if key in m},
             }
             for m in metrics
