@@ -124,6 +124,25 @@ def sentence_by_sentence(on_progress: Callable[[float, str], object]) -> list[tu
     return translate_text(text[:MAX_CHARS], translate)
 
 
+def cut_sentences_note(pairs: list[tuple[str, str]]) -> str | None:
+    """Which sentences among ``pairs`` the model read only in part (longer than its source
+    budget, Translator.max_source_tokens), as a note for the page; None when none was cut."""
+    model, target = translator(), settings().to
+    sentences = [part for part, _ in pairs if is_sentence(part)]
+    cut = [
+        str(number)
+        for number, sentence in enumerate(sentences, start=1)
+        if model.source_ids(sentence, target)[1]
+    ]
+    if not cut:
+        return None
+    which = f"Sentence {cut[0]} is" if len(cut) == 1 else f"Sentences {', '.join(cut)} are"
+    return (
+        f"{which} longer than the {model.max_source_tokens} pieces the model reads: the end is "
+        "not translated."
+    )
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def padded_batch(path: str, texts: tuple[str, ...], target: str) -> EncoderBatch:
     return load_translator(path).encode_batch(list(texts), target)

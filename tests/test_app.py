@@ -110,6 +110,15 @@ def test_a_text_of_several_sentences_is_translated_one_sentence_at_a_time(app, t
     assert "all 3 as one sequence" in " ".join(caption.value for caption in at.caption)
 
 
+def test_a_sentence_longer_than_the_model_reads_is_named(app, translator):
+    long = " ".join(["The dog"] + ["and the cat"] * translator.max_source_tokens) + "."
+    at = app(text=f"A short one. {long} Another short one.")
+    assert_fine(at)
+    assert any(warning.value.startswith("Sentence 2 is longer than") for warning in at.warning), [
+        warning.value for warning in at.warning
+    ]
+
+
 def test_one_sentence_is_not_cut(app):
     at = app(text="Dr. Smith reads a book.")
     assert_fine(at)

@@ -18,6 +18,9 @@ if sentences > 1:
     progress = st.progress(0.0, text=f"Translating {sentences} sentences…")
     pairs = state.sentence_by_sentence(progress.progress)
     progress.empty()
+    note = state.cut_sentences_note(pairs)
+    if note:
+        st.warning(note)
     st.code("".join(translation for _, translation in pairs), language=None, wrap_lines=True)
     with st.expander("Each sentence and its translation"):
         ui.table(
