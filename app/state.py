@@ -98,9 +98,13 @@ def cached_analysis(path: str, text: str, target: str, beam: int, alpha: float) 
 
 
 @st.cache_data(max_entries=1024, show_spinner=False)
-def cached_sentence(path: str, sentence: str, target: str, beam: int, alpha: float) -> str:
-    """One sentence's translation, without a trace (a few hundred bytes an entry)."""
-    return load_translator(path).translate(sentence, target, beam, alpha).text
+def cached_sentence(
+    path: str, sentence: str, target: str, beam: int, alpha: float
+) -> tuple[str, bool]:
+    """One sentence's translation, without a trace, and whether the model read only part of it
+    (a few hundred bytes an entry)."""
+    result = load_translator(path).translate(sentence, target, beam, alpha)
+    return result.text, result.truncated
 
 
 def sentence_count() -> int:
@@ -108,38 +112,37 @@ def sentence_count() -> int:
     return sum(map(is_sentence, split_sentences(settings().text[:MAX_CHARS])))
 
 
-def sentence_by_sentence(on_progress: Callable[[float, str], object]) -> list[tuple[str, str]]:
+def sentence_by_sentence(
+    on_progress: Callable[[float, str], object],
+) -> tuple[list[tuple[str, str]], list[int]]:
     """The text on screen translated one sentence at a time (core.sentences), as (part, its
-    translation); ``on_progress`` (fraction done, what is done) hears of each sentence."""
+    translation), and the numbers (from 1) of the sentences the model read only in part;
+    ``on_progress`` (fraction done, what is done) hears of each sentence."""
     path, text, target, beam, alpha = current()
-    total, done = sentence_count(), 0
+    total, done, cut = sentence_count(), 0, []
 
     def translate(sentence: str) -> str:
         nonlocal done
-        translation = cached_sentence(path, sentence, target, beam, alpha)
+        translation, truncated = cached_sentence(path, sentence, target, beam, alpha)
         done += 1
+        if truncated:
+            cut.append(done)
         on_progress(done / total, f"Sentence {done} of {total}")
         return translation
 
-    return translate_text(text[:MAX_CHARS], translate)
+    return translate_text(text[:MAX_CHARS], translate), cut
 
 
-def cut_sentences_note(pairs: list[tuple[str, str]]) -> str | None:
-    """Which sentences among ``pairs`` the model read only in part (longer than its source
-    budget, Translator.max_source_tokens), as a note for the page; None when none was cut."""
-    model, target = translator(), settings().to
-    sentences = [part for part, _ in pairs if is_sentence(part)]
-    cut = [
-        str(number)
-        for number, sentence in enumerate(sentences, start=1)
-        if model.source_ids(sentence, target)[1]
-    ]
+def cut_sentences_note(cut: list[int]) -> str | None:
+    """A note for the page naming the sentences the model read only in part (longer than its
+    source budget, Translator.max_source_tokens); None when none was cut."""
     if not cut:
         return None
-    which = f"Sentence {cut[0]} is" if len(cut) == 1 else f"Sentences {', '.join(cut)} are"
+    numbers = ", ".join(map(str, cut))
+    which = f"Sentence {numbers} is" if len(cut) == 1 else f"Sentences {numbers} are"
     return (
-        f"{which} longer than the {model.max_source_tokens} pieces the model reads: the end is "
-        "not translated."
+        f"{which} longer than the {translator().max_source_tokens} pieces the model reads: the "
+        "end is not translated."
     )
 
 

@@ -42,3 +42,14 @@ def translate_text(text: str, translate: Callable[[str], str]) -> list[tuple[str
     return [
         (part, translate(part) if is_sentence(part) else part) for part in split_sentences(text)
     ]
+
+
+def joined(pairs: list[tuple[str, str]]) -> str:
+    """The translations of :func:`translate_text`'s pairs as one text, the spaces and line
+    breaks between the sentences kept."""
+    return "".join(translation for _, translation in pairs)
+
+
+def translate_by_sentence(text: str, translate: Callable[[str], str]) -> str:
+    """The translation of ``text``, sentence by sentence, as one text."""
+    return joined(translate_text(text, translate))

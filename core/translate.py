@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from core.checkpoint import CheckpointError
 from core.cli import finite_float, positive_int
-from core.sentences import is_sentence, translate_text
+from core.sentences import is_sentence, translate_by_sentence
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 
@@ -73,7 +73,7 @@ def translate_line(translator: Translator, text: str, args: argparse.Namespace) 
 
     if not args.split_sentences or not is_sentence(text):  # the latter: the usual InputError
         return translate(text)
-    return "".join(translation for _, translation in translate_text(text, translate))
+    return translate_by_sentence(text, translate)
 
 
 def main(argv: list[str] | None = None) -> int:

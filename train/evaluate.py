@@ -19,7 +19,7 @@ from tqdm import tqdm
 from core.checkpoint import CheckpointError
 from core.cli import finite_float, non_negative_int, positive_int
 from core.scoring import score_translations
-from core.sentences import translate_text
+from core.sentences import translate_by_sentence
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import read_parallel
@@ -42,13 +42,8 @@ def evaluate(
     def translate(source: str) -> str:
         return translator.translate_batch([source], target, beam_size, length_penalty)[0]
 
-    def translate_line(source: str) -> str:
-        if not split_sentences:
-            return translate(source)
-        return "".join(translation for _, translation in translate_text(source, translate))
-
     hypotheses = [
-        translate_line(source)
+        translate_by_sentence(source, translate) if split_sentences else translate(source)
         for source in tqdm(
             sources, desc=f"en-{target}", unit="sent", disable=not progress, file=sys.stderr
         )

@@ -5,7 +5,7 @@ import streamlit as st
 
 from app import figures, state, ui
 from core import LANGUAGES
-from core.sentences import is_sentence
+from core.sentences import is_sentence, joined
 
 st.title("Translate")
 analysis = state.analysis()
@@ -16,12 +16,12 @@ sentences = state.sentence_count()
 if sentences > 1:
     st.subheader(f"{LANGUAGES[settings.to]}, sentence by sentence")
     progress = st.progress(0.0, text=f"Translating {sentences} sentences…")
-    pairs = state.sentence_by_sentence(progress.progress)
+    pairs, cut = state.sentence_by_sentence(progress.progress)
     progress.empty()
-    note = state.cut_sentences_note(pairs)
+    note = state.cut_sentences_note(cut)
     if note:
         st.warning(note)
-    st.code("".join(translation for _, translation in pairs), language=None, wrap_lines=True)
+    st.code(joined(pairs), language=None, wrap_lines=True)
     with st.expander("Each sentence and its translation"):
         ui.table(
             [
