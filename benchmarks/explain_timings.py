@@ -90,7 +90,7 @@ def time_minimal_pair(model: Path, repeat: int) -> dict[str, float]:
     }
 
 
-def convergence(translator: Translator, steps: tuple[int, ...] = (32, 64, 128)) -> None:
+def convergence(translator: Translator, steps: tuple[int, ...] = (64, 128, 256)) -> None:
     """How complete integrated gradients are with each number of steps: Captum's delta as a share
     of the change it attributes, f(x) - f(0), over five output pieces of three sentences."""
     cases = []
