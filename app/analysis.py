@@ -25,11 +25,13 @@ from core.decoding import (
     length_penalty,
 )
 from core.metrics_log import read_metrics
+from core.sentences import Excerpt, excerpt
 from core.tokenizer import has_control_characters
 from core.translator import Translation, Translator
 
-# Longer input is cut before tokenizing: far more than the pieces the model reads
-# (Translator.max_source_tokens), which the truncation note reports.
+# Longer input is cut before tokenizing, between sentences (core.sentences.excerpt): far more than
+# the pieces the model reads as one sequence (Translator.max_source_tokens), which the truncation
+# note reports.
 MAX_CHARS = 2000
 # At most about this many candidate bars per step (beam 8 traces 16 per beam: 128 bars)
 MAX_CANDIDATE_BARS = 32
@@ -64,10 +66,11 @@ def analyse(
 ) -> Analysis:
     """Translate ``text`` with the full trace. Raises core.InputError when there is nothing to
     translate (its message is meant for the user)."""
+    read = excerpt(text, MAX_CHARS)
+    text = read.text
     notes = []
-    if len(text) > MAX_CHARS:
-        text = text[:MAX_CHARS]
-        notes.append(f"The text is longer than {MAX_CHARS} characters; only the start is used.")
+    if note := excerpt_note(read):
+        notes.append(note)
     if has_control_characters(text):
         notes.append(
             "The text holds control or zero-width characters; the model reads them as spaces."
@@ -78,11 +81,7 @@ def analyse(
     tokenizer = translator.tokenizer
     if result.truncated:
         full = len(tokenizer.encode_source(text, target))
-        notes.append(
-            f"The sentence is {full} pieces long (with the language tag and </s>); the model reads "
-            f"at most {translator.max_source_tokens}, so it was cut after piece "
-            f"{translator.max_source_tokens - 1} and the rest is ignored."
-        )
+        notes.append(truncation_note(full, translator.max_source_tokens, read.sentences))
     source_kinds = _kinds(tokenizer, result.source_ids, result.source_tokens)
     if "byte" in source_kinds:
         notes.append(
@@ -99,6 +98,41 @@ def analyse(
         dict(zip(ids, tokenizer.pieces(ids))),
         notes,
         seconds,
+    )
+
+
+def excerpt_note(read: Excerpt) -> str | None:
+    """What the app left out of a text longer than MAX_CHARS characters; None when nothing (or
+    only space) was."""
+    if read.whole and not read.sentences_left_out:
+        return None
+    if not read.whole:
+        return (
+            f"The text is longer than {MAX_CHARS} characters, and so is its first sentence: only "
+            f"the start is used ({read.characters_left_out:,} characters left out)."
+        )
+    kept = "sentence" if read.sentences == 1 else f"{read.sentences} sentences"
+    left = "sentence" if read.sentences_left_out == 1 else f"{read.sentences_left_out} sentences"
+    return (
+        f"The text is longer than {MAX_CHARS} characters: the app reads its first {kept} "
+        f"({len(read.text):,} characters) and leaves out the {left} after "
+        f"{'it' if read.sentences == 1 else 'them'} ({read.characters_left_out:,} characters)."
+    )
+
+
+def truncation_note(pieces: int, max_pieces: int, sentences: int) -> str:
+    """The note on a text of ``pieces`` source pieces, more than the model reads; a text of
+    several ``sentences`` is cut only where it is read as one sequence."""
+    cut = (
+        f"the model reads at most {max_pieces}, so it was cut after piece {max_pieces - 1} and "
+        "the rest is ignored."
+    )
+    if sentences <= 1:
+        return f"The sentence is {pieces} pieces long (with the language tag and </s>); {cut}"
+    return (
+        f"Read as one sequence, as the charts read it, the text is {pieces} pieces long (with the "
+        f"language tag and </s>); {cut} Translated sentence by sentence (the Translate page), "
+        "each sentence is read on its own."
     )
 
 
@@ -362,3 +396,45 @@ def series(records: Sequence[dict], key: str) -> tuple[list[float], list[float]]
     """(steps, values) of the records that hold a number under ``key``."""
     points = [(r["step"], r[key]) for r in records if isinstance(r.get(key), int | float)]
     return [p[0] for p in points], [p[1] for p in points]
+
+
+CARD_NAMES = {  # the card's keys that do not say what they are by themselves
+    "seconds": "training time",
+    "peak_tflops": "measured bf16 matmul peak (TFLOP/s)",
+    "mfu": "model FLOPs utilisation (share of that peak)",
+}
+
+
+def card_value(key: str, value: object) -> str | None:
+    """One value of the model card's training record as a person reads it; None for what the page
+    shows better elsewhere (a list of records, such as the validation curve, is a chart)."""
+    if isinstance(value, bool) or value is None:
+        return str(value).lower()
+    if key == "seconds" and isinstance(value, int | float):
+        hours, minutes = divmod(round(value / 60), 60)
+        return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+    if key == "mfu" and isinstance(value, float):
+        return f"{value:.1%}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list):
+        if any(isinstance(item, dict | list) for item in value):
+            return None
+        return ", ".join(str(item) for item in value)
+    return str(value)
+
+
+def card_facts(training: dict) -> list[dict]:
+    """The card's training record as table rows {"": name, "value": text}: a nested record (the
+    recipe, the final validation) one row per entry, named "recipe: warmup"."""
+    rows = []
+    for key, value in training.items():
+        entries = value.items() if isinstance(value, dict) else [(None, value)]
+        for inner, item in entries:
+            text = card_value(inner or key, item)
+            if text is not None:
+                name = CARD_NAMES.get(key, key) if inner is None else f"{key}: {inner}"
+                rows.append({"": name.replace("_", " "), "value": text})
+    return rows

@@ -519,12 +519,7 @@ def embedding_sum(
     )
     fig.update_yaxes(autorange="reversed")
     if order == "blocks":
-        ticks = [0, len(dims) // 2]
-        fig.update_xaxes(
-            title="dimension: sines | cosines",
-            tickvals=ticks,
-            ticktext=[str(dims[tick]) for tick in ticks],
-        )
+        _mark_dimension_blocks(fig, len(dims))
     else:
         fig.update_xaxes(title="dimension")
     if shared_scale:
@@ -535,6 +530,27 @@ def embedding_sum(
         margin={"b": 40 if shared_scale else 110},
     )
     return fig
+
+
+# (x axis title, name of the even block, of the odd block) of embedding_sum's panels in blocks
+# order: only the positional encoding's even dimensions are sines and its odd ones cosines
+DIMENSION_BLOCKS = (
+    ("dimension: the even, then the odd", "even: 0, 2, …", "odd: 1, 3, …"),
+    ("dimension: the sines, then the cosines", "sin: 0, 2, …", "cos: 1, 3, …"),
+    ("dimension: the even, then the odd", "even: 0, 2, …", "odd: 1, 3, …"),
+)
+
+
+def _mark_dimension_blocks(fig: go.Figure, d_model: int) -> None:
+    """Name the two blocks of each of :func:`embedding_sum`'s panels in blocks order under their
+    middles (DIMENSION_BLOCKS), and draw the line between them."""
+    half = (d_model + 1) // 2  # the even dimensions: 0, 2, 4, ...
+    middles = [(half - 1) / 2, (half + d_model - 1) / 2]
+    for col, (title, even, odd) in enumerate(DIMENSION_BLOCKS, start=1):
+        fig.update_xaxes(
+            title=title, tickvals=middles, ticktext=[even, odd], tickangle=0, row=1, col=col
+        )
+        fig.add_vline(x=half - 0.5, line_color="#222222", line_width=2, row=1, col=col)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -800,42 +816,58 @@ def rerank_lines(
 # --------------------------------------------------------------------------------------------------
 
 MASKED_COLOUR = "#7f7f7f"  # masked cells, on any theme
-SIDE_BY_SIDE_KEYS = 14  # up to this many keys the three panels stand in a row; more: stacked
 PIPELINE_TITLES = ("1. scores QKᵀ/√d_k", "2. masked scores: + M", "3. softmax weights")
+PIPELINE_SPACING = 0.03  # between two panels, of the plot's width
+PANEL_PX = NARROWEST_PLOT_PX * (1 - 2 * PIPELINE_SPACING) / 3  # a panel's narrowest width
+# The panels' height on a slide: the 1280 x 720 export less a caption of three lines above, the
+# key labels and the colour bars below
+SLIDE_PANEL_PX = 340
+PIPELINE_TOP_PX = 70  # above the panels: the figure's title line and the panel titles
+PIPELINE_LEGEND_PX = 28  # the legend's row, between the panel titles and the panels
+KEY_TITLE_STANDOFF_PX = 10
+PIPELINE_KEY_TITLE_PX = 40  # "key" under the key labels, with its standoff
+PIPELINE_RIGHT_PX = 16  # the weights' colour bar ends in a tick label
+PIPELINE_BARS_PX = 60  # the colour bars at the foot: title, bar and tick labels
+PIPELINE_ROW_PX = 28  # a query's row on screen
+TICK_LABEL_PX = 12  # the chart theme's tick labels, shrunk to fit ...
+TICK_LABEL_MIN_PX = 9  # ... never below this: where even that does not fit, every k-th shows
+PROJECTED_TICK_PX = 16  # presentation mode's tick labels: the margins leave room for them
+LABEL_LINE = 1.4  # a label's line, in font sizes: closer labels overlap
+MASKED_TEXT_EM = 1.6  # "−∞", the wider text of a masked cell, and a gap, in font sizes
+MASKED_TEXT_MIN_PX = 8  # smaller cells are left unwritten: grey and the legend say it
 
 
 def score_pipeline(attention: LabelledAttention, layer: int, head: int) -> go.Figure:
     """One head (layer and head count from 0) on its way from scores to weights, with core's
     labels: the scores QKᵀ/√d_k, the masked scores (-inf where the mask forbids) and the softmax
-    weights. The two score panels share one diverging colour scale and one colour bar (masking
-    changes no other value); the weights keep their 0..1 scale and bar. Masked cells are grey
-    and written −∞ (scores) or 0 (weights), with a legend entry. Up to SIDE_BY_SIDE_KEYS keys the
-    panels stand in a row, sharing the query labels; beyond, they are stacked, each full width,
-    so that every column label stays readable."""
+    weights, three panels in a row that share the query rows, labelled once at the left. The two
+    score panels share one diverging colour scale and one colour bar (masking changes no other
+    value); the weights keep their 0..1 scale and bar. Masked cells are grey, written −∞
+    (scores) or 0 (weights) where the cells are large enough, and named by a legend between the
+    panel titles and the panels, clear of the caption on top (slides.add_caption). Labels shrink,
+    and beyond that thin out, to fit a panel on screen and the rows of a 1280 x 720 slide."""
     scores = attention.scores[layer, head]  # (queries, keys)
     masked = attention.masked_scores[layer, head]
     weights = attention.weights[layer, head]
     is_masked = np.isneginf(masked)
     n_rows, n_cols = scores.shape
-    limit = float(np.abs(scores).max()) or 1.0
-    stacked = n_cols > SIDE_BY_SIDE_KEYS
     fig = make_subplots(
-        rows=3 if stacked else 1,
-        cols=1 if stacked else 3,
+        rows=1,
+        cols=3,
         subplot_titles=PIPELINE_TITLES,
-        shared_yaxes=not stacked,
-        horizontal_spacing=0.03,
-        vertical_spacing=0.12,
+        shared_yaxes=True,
+        horizontal_spacing=PIPELINE_SPACING,
     )
     rows = _numbered(_labels(attention.query_labels), n_rows)
     columns = _numbered(_labels(attention.key_labels), n_cols)
+    text_size = masked_text_size(n_rows, n_cols)
     panels = [
         (scores, "score", "coloraxis", ""),
         (masked, "masked score", "coloraxis", MINUS_INF),
         (weights, "weight", "coloraxis2", "0"),
     ]
-    for index, (values, name, colour_axis, masked_text) in enumerate(panels):
-        row, col = (index + 1, 1) if stacked else (1, index + 1)
+    for col, (values, name, colour_axis, masked_text) in enumerate(panels, start=1):
+        title = PIPELINE_TITLES[col - 1]
         hover = _hover(rows, columns, _value_text(values), ("query", "key", name))
         fig.add_trace(
             go.Heatmap(
@@ -846,73 +878,125 @@ def score_pipeline(attention: LabelledAttention, layer: int, head: int) -> go.Fi
                 customdata=hover,
                 hovertemplate="%{customdata}<extra></extra>",
                 hoverongaps=False,
-                name=PIPELINE_TITLES[index],
+                name=title,
             ),
-            row=row,
+            row=1,
             col=col,
         )
         if masked_text and is_masked.any():  # the masked cells, grey, on top
-            overlay = _masked_cells(is_masked, masked_text, hover, PIPELINE_TITLES[index])
-            fig.add_trace(overlay, row=row, col=col)
-        fig.update_xaxes(
-            tickvals=list(range(n_cols)),
-            ticktext=_labels(attention.key_labels),
-            tickangle=-60,
-            title="key",
-            row=row,
-            col=col,
-        )
-        fig.update_yaxes(
-            tickvals=list(range(n_rows)),
-            ticktext=_labels(attention.query_labels),
-            autorange="reversed",
-            row=row,
-            col=col,
-        )
-    if is_masked.any():  # a legend entry for the grey cells
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="markers",
-                marker={"color": MASKED_COLOUR, "size": 14, "symbol": "square"},
-                name="masked: −∞ before the softmax, exactly 0 after",
-            )
-        )
-    score_bar, weight_bar, height = _pipeline_colour_bars(stacked, n_rows)
+            cells = _masked_cells(is_masked, masked_text, text_size, hover, title)
+            fig.add_trace(cells, row=1, col=col)
+    margins = _pipeline_axes(fig, attention.query_labels, attention.key_labels)
+    if is_masked.any():
+        _add_masked_legend(fig)
+    top = PIPELINE_TOP_PX + (PIPELINE_LEGEND_PX if is_masked.any() else 0)
+    plot_px = int(np.clip(PIPELINE_ROW_PX * n_rows, 200, 700))
     fig.update_layout(
-        coloraxis={
-            "colorscale": DIVERGING_SCALE,
-            "cmin": -limit,
-            "cmax": limit,
-            "colorbar": {"title": {"text": "score (1 and 2)"}, **score_bar},
-        },
-        coloraxis2={
-            "colorscale": ATTENTION_SCALE,
-            "cmin": 0.0,
-            "cmax": 1.0,
-            "colorbar": {"title": {"text": "weight (3)"}, **weight_bar},
-        },
-        height=height,
+        **_pipeline_colour_axes(float(np.abs(scores).max()) or 1.0),
+        height=top + plot_px + margins["b"],
         plot_bgcolor="rgba(0,0,0,0)",
         showlegend=bool(is_masked.any()),  # the one entry: the grey cells
-        legend={"orientation": "h", "yref": "container", "y": 1.0, "yanchor": "top"},
-        margin={"t": 90, "b": 40 if stacked else 200},
+        margin={"t": top, **margins},
     )
     return fig
 
 
-def _masked_cells(is_masked: np.ndarray, text: str, hover: np.ndarray, panel: str) -> go.Heatmap:
-    """Grey cells where the mask forbids, written ``text`` (−∞ or 0), to lay over a panel."""
+def fitted_labels(count: int, room_px: float) -> tuple[float, int]:
+    """(font size, k) for ``count`` tick labels in a row of ``room_px``: TICK_LABEL_PX, smaller
+    where labels would overlap, and where even TICK_LABEL_MIN_PX does, only every k-th label."""
+    per_label = room_px / max(count, 1)
+    size = min(TICK_LABEL_PX, per_label / LABEL_LINE)
+    if size >= TICK_LABEL_MIN_PX:
+        return size, 1
+    return TICK_LABEL_MIN_PX, int(np.ceil(TICK_LABEL_MIN_PX * LABEL_LINE / per_label))
+
+
+def masked_text_size(n_rows: int, n_cols: int) -> float:
+    """The font size (px) of −∞ and 0 in masked cells: what fits a cell of a panel at its
+    narrowest on screen and at its lowest on a slide, at most CELL_TEXT_MAX; 0 (no text) where
+    that is below MASKED_TEXT_MIN_PX."""
+    width = PANEL_PX / max(n_cols, 1) / MASKED_TEXT_EM
+    height = SLIDE_PANEL_PX / max(n_rows, 1) / LABEL_LINE
+    size = min(CELL_TEXT_MAX, width, height)
+    return size if size >= MASKED_TEXT_MIN_PX else 0.0
+
+
+def _pipeline_axes(
+    fig: go.Figure, query_labels: Sequence[str], key_labels: Sequence[str]
+) -> dict[str, int]:
+    """Label :func:`score_pipeline`'s axes, the queries once at the left and the keys under each
+    panel, upright, as :func:`fitted_labels` fits them (a panel's width on screen, the rows'
+    height on a slide); returns the margins (px) that hold them, at presentation mode's size
+    too, and the colour bars."""
+    queries, keys = _labels(query_labels), _labels(key_labels)
+    key_size, key_every = fitted_labels(len(keys), PANEL_PX)
+    query_size, query_every = fitted_labels(len(queries), SLIDE_PANEL_PX)
+    fig.update_xaxes(
+        tickvals=list(range(0, len(keys), key_every)),
+        ticktext=keys[::key_every],
+        tickangle=-90,
+        tickfont_size=key_size,
+        title={"text": "key", "standoff": KEY_TITLE_STANDOFF_PX},
+        automargin=True,
+    )
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_yaxes(
+        tickvals=list(range(0, len(queries), query_every)),
+        ticktext=queries[::query_every],
+        tickfont_size=query_size,
+        row=1,
+        col=1,
+    )
+    longest_key = max((len(label) for label in key_labels), default=1)
+    longest_query = max((len(label) for label in query_labels), default=1)
+    return {
+        "l": int(PROJECTED_TICK_PX * CHARACTER_WIDTH * longest_query) + 20,
+        "r": PIPELINE_RIGHT_PX,
+        "b": int(PROJECTED_TICK_PX * CHARACTER_WIDTH * longest_key)
+        + PIPELINE_KEY_TITLE_PX
+        + PIPELINE_BARS_PX,
+    }
+
+
+def _add_masked_legend(fig: go.Figure) -> None:
+    """A legend entry for the grey cells, in a row of its own right above the panels, under their
+    titles: the caption that slides.add_caption draws at the top of the figure stays clear."""
+    fig.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            marker={"color": MASKED_COLOUR, "size": 14, "symbol": "square"},
+            name="masked: −∞ before the softmax, exactly 0 after",
+        )
+    )
+    fig.update_layout(
+        legend={
+            "orientation": "h",
+            "yref": "paper",
+            "y": 1.0,
+            "yanchor": "bottom",
+            "x": 0.0,
+            "xanchor": "left",
+        }
+    )
+    fig.update_annotations(yshift=PIPELINE_LEGEND_PX)  # the panel titles, above the legend
+
+
+def _masked_cells(
+    is_masked: np.ndarray, text: str, size: float, hover: np.ndarray, panel: str
+) -> go.Heatmap:
+    """Grey cells where the mask forbids, written ``text`` (−∞ or 0) at ``size`` px (none at
+    0), to lay over a panel."""
     return go.Heatmap(
         z=np.where(is_masked, 1.0, np.nan),
         x=np.arange(is_masked.shape[1]),
         y=np.arange(is_masked.shape[0]),
         colorscale=[[0.0, MASKED_COLOUR], [1.0, MASKED_COLOUR]],
         showscale=False,
-        text=np.where(is_masked, text, ""),
+        text=np.where(is_masked & (size > 0), text, ""),
         texttemplate="%{text}",
-        textfont={"color": "white", "size": 12},
+        textfont={"color": "white", "size": size or CELL_TEXT_MAX},  # plotly's minimum is 1
         customdata=np.char.add(hover, " (masked)"),
         hovertemplate="%{customdata}<extra></extra>",
         hoverongaps=False,
@@ -920,25 +1004,31 @@ def _masked_cells(is_masked: np.ndarray, text: str, hover: np.ndarray, panel: st
     )
 
 
-def _pipeline_colour_bars(stacked: bool, n_rows: int) -> tuple[dict, dict, int]:
-    """(score colour bar, weight colour bar, figure height) of :func:`score_pipeline`: stacked
-    panels get their bars at the right, one beside the two score panels and one beside the
-    weights; panels in a row get them below, under the score panels and under the weights."""
-    if stacked:
-        score_bar = {"x": 1.02, "y": 1.0, "yanchor": "top", "len": 0.62}
-        weight_bar = {"x": 1.02, "y": 0.0, "yanchor": "bottom", "len": 0.3}
-        return score_bar, weight_bar, 3 * _height(n_rows, maximum=700) + 120
-    width = (1 - 2 * 0.03) / 3  # of a panel, in paper units
-    common = {
-        "orientation": "h",
-        "yref": "container",  # at the foot of the figure, under the key labels
-        "y": 0.02,
-        "yanchor": "bottom",
-        "thickness": 12,
+def _pipeline_colour_axes(limit: float) -> dict:
+    """:func:`score_pipeline`'s colour axes: the scores from -limit to limit, the weights from 0
+    to 1, each with a horizontal colour bar at the foot of the figure, under its panels."""
+    width = (1 - 2 * PIPELINE_SPACING) / 3  # of a panel, in paper units
+    bar = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom"}
+    bar |= {"thickness": 12, "xanchor": "center"}
+    return {
+        "coloraxis": {
+            "colorscale": DIVERGING_SCALE,
+            "cmin": -limit,
+            "cmax": limit,
+            "colorbar": {
+                **bar,
+                "title": {"text": "score (1 and 2)"},
+                "x": width + PIPELINE_SPACING / 2,
+                "len": 2 * width,
+            },
+        },
+        "coloraxis2": {
+            "colorscale": ATTENTION_SCALE,
+            "cmin": 0.0,
+            "cmax": 1.0,
+            "colorbar": {**bar, "title": {"text": "weight (3)"}, "x": 1 - width / 2, "len": width},
+        },
     }
-    score_bar = {**common, "x": width + 0.015, "xanchor": "center", "len": 2 * width}
-    weight_bar = {**common, "x": 1 - width / 2, "xanchor": "center", "len": width}
-    return score_bar, weight_bar, _height(n_rows) + 200
 
 
 # --------------------------------------------------------------------------------------------------
@@ -954,7 +1044,9 @@ def training_curves(
     """One subplot per panel title, one line per named (steps, values) series; a dotted line at
     ``mark_step``; a logarithmic step axis for log-spaced snapshots."""
     titles = list(panels)
-    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.07)
+    fig = make_subplots(
+        rows=1, cols=len(titles), subplot_titles=_labels(titles), horizontal_spacing=0.07
+    )
     for col, title in enumerate(titles, start=1):
         for name, (steps, values) in panels[title].items():
             fig.add_trace(
@@ -962,7 +1054,7 @@ def training_curves(
                     x=steps,
                     y=values,
                     mode="lines+markers" if len(steps) < 30 else "lines",
-                    name=name,
+                    name=plot_text(name),
                 ),
                 row=1,
                 col=col,
@@ -1026,16 +1118,19 @@ def difference_map(
     title: str,
 ) -> go.Figure:
     """One output word of two sentences over their aligned source words: above, where it looks in
-    each (weights, 0..1); below, second minus first on a diverging scale symmetric about 0."""
+    each (weights, 0..1); below, second minus first on a diverging scale from minus to plus the
+    largest weight above, so that a change is as saturated as its share of the weights: a shift of
+    0.02 between weights of 0.2 stays pale."""
     first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     difference = second - first
-    bound = max(float(np.abs(difference).max(initial=0.0)), 1e-6)
+    bound = max(float(np.max([first, second], initial=0.0)), 1e-6)
     columns = np.arange(len(source_labels))
     words = np.array(_labels(source_labels), dtype=str)
-    panels = [  # (rows, names, colour scale, zmin, zmax, colour bar title)
+    panels = [  # (rows, names, colour scale, zmin, zmax, value name on hover)
         (np.stack([first, second]), row_names, ATTENTION_SCALE, 0.0, 1.0, "weight"),
         (difference[None], ("second − first",), DIVERGING_SCALE, -bound, bound, "change"),
     ]
+    scale_titles = ["weight", f"change<br>±{bound:.2f}: the<br>largest weight"]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[2, 1])
     for row, (z, names, scale, low, high, name) in enumerate(panels, start=1):
         labels = np.array(_labels(names), dtype=str)
@@ -1047,7 +1142,11 @@ def difference_map(
                 colorscale=scale,
                 zmin=low,
                 zmax=high,
-                colorbar={"title": {"text": name}, "y": 0.72 if row == 1 else 0.15, "len": 0.4},
+                colorbar={
+                    "title": {"text": scale_titles[row - 1]},
+                    "y": 0.72 if row == 1 else 0.15,
+                    "len": 0.4,
+                },
                 customdata=np.char.add(np.char.add(labels[:, None], "<br>"), words[None, :]),
                 hovertemplate=f"%{{customdata}}<br>{name} %{{z:.4f}}<extra></extra>",
                 texttemplate="%{z:.2f}",
@@ -1066,6 +1165,12 @@ def difference_map(
 # --------------------------------------------------------------------------------------------------
 # Heads lab
 # --------------------------------------------------------------------------------------------------
+
+
+DASHBOARD_TEXT_PX = 10
+DASHBOARD_LINE_PX = 13  # a line of DASHBOARD_TEXT_PX text
+DASHBOARD_ROW_PX = 3 * DASHBOARD_LINE_PX  # a cell's two lines, and half a line above and below
+DASHBOARD_BOTTOM_PX = 20
 
 
 def head_dashboard(values: np.ndarray, roles: Sequence[str], title: str, name: str) -> go.Figure:
@@ -1088,7 +1193,10 @@ def head_dashboard(values: np.ndarray, roles: Sequence[str], title: str, name: s
         show_text=True,
     )
     fig.update_xaxes(tickangle=0)
-    fig.update_traces(textfont={"size": 10})
+    fig.update_traces(textfont={"size": DASHBOARD_TEXT_PX})
+    # the column labels sit on top (heatmap's margin), nothing below the grid
+    height = fig.layout.margin.t + DASHBOARD_BOTTOM_PX + DASHBOARD_ROW_PX * layers
+    fig.update_layout(height=height, margin={"b": DASHBOARD_BOTTOM_PX})
     return fig
 
 
@@ -1115,9 +1223,13 @@ def ranked_bars(
     return fig
 
 
-def focus_bars(labels: Sequence[str], weights: Sequence[float], title: str) -> go.Figure:
-    """The heads ranked for one word: a bar per head, the strongest on top."""
-    xaxis = {"title": "weight on the top key", "range": [0, 1]}
+def focus_bars(
+    labels: Sequence[str], weights: Sequence[float], title: str, weight_name: str
+) -> go.Figure:
+    """Attention weights as bars, the first on top (the heads ranked for one word, or one head's
+    row over the keys); ``weight_name``, the x axis title, says what the weights are ("weight on
+    “animal”")."""
+    xaxis = {"title": plot_text(weight_name), "range": [0, 1]}
     return ranked_bars(labels, weights, title, xaxis, "<br>weight %{x:.3f}")
 
 

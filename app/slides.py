@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+import unicodedata
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
@@ -34,6 +35,7 @@ SOURCE_LANGUAGE = "English"
 # 4.4 px a character; a 12 px bold title: about 5.5), and a chart in one of two columns on a
 # laptop (about 400 px) at their own sizes (12 px: 5.2 px a character).
 CAPTION_CHARS = 76
+WIDE_COLUMNS = 3  # see columns()
 TITLE_CHARS = 60
 CAPTION_FONT_PX = 12
 CAPTION_LINE_PX = 16  # a caption line's height at CAPTION_FONT_PX
@@ -98,16 +100,55 @@ def caption_lines(caption: Caption) -> list[str]:
         details.append(f"heads {caption.change or 'changed'}: {', '.join(caption.heads_changed)}")
     if caption.computed_on is not None:
         details.append(f"computed on {caption.computed_on}")
-    paragraphs = [
-        f"{SOURCE_LANGUAGE}: {caption.sentence}",
-        f"{language}: {caption.translation}",
-        " · ".join(details),
-    ]
+    paragraphs = [f"{SOURCE_LANGUAGE}: {caption.sentence}", f"{language}: {caption.translation}"]
     return [
-        line
-        for paragraph in paragraphs
-        for line in textwrap.wrap(paragraph, CAPTION_CHARS, break_on_hyphens=False) or [""]
+        *(line for paragraph in paragraphs for line in wrapped(paragraph, CAPTION_CHARS)),
+        *packed(details, CAPTION_CHARS),
     ]
+
+
+def columns(text: str) -> int:
+    """How many average characters' widths ``text`` takes: a wide character (Chinese, Japanese,
+    Korean; the replacement character "\ufffd" of an undecodable byte) is drawn about 1 em wide,
+    2.3 Latin characters of the chart font (Chromium, 10 px: "\ufffd" 10.3 px, Latin 4.4 px), so it
+    counts WIDE_COLUMNS, rounded up so that a line is never too long."""
+    return sum(
+        WIDE_COLUMNS
+        if character == "\ufffd" or unicodedata.east_asian_width(character) in "WF"
+        else 1
+        for character in text
+    )
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` columns (:func:`columns`), broken at spaces, a word
+    wider than a line broken inside; [""] for empty text."""
+    lines: list[str] = []
+    for word in text.split():
+        while columns(word) > width:  # the longest start of the word that fits a line
+            cut = max(n for n in range(1, len(word) + 1) if columns(word[:n]) <= width)
+            lines.append(word[:cut])
+            word = word[cut:]
+        if lines and columns(lines[-1]) + 1 + columns(word) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
+def packed(details: list[str], width: int) -> list[str]:
+    """``details`` joined by " · " into lines of at most ``width``, broken between details, so
+    that "search step 5" never ends one line with "search step" (a detail longer than a line is
+    wrapped by words)."""
+    lines: list[str] = []
+    for detail in details:
+        if lines and columns(f"{lines[-1]} · {detail}") <= width:
+            lines[-1] += f" · {detail}"
+            continue
+        if lines:
+            lines[-1] += " ·"
+        lines += wrapped(detail, width)
+    return lines
 
 
 def add_caption(fig: go.Figure, caption: Caption) -> None:

@@ -25,7 +25,7 @@ from core.ablation import (
 )
 from core.checkpoint import MODEL_FILE
 from core.head_survey import HEADS_FILE, HeadSurvey, is_current, load_survey
-from core.sentences import is_sentence, split_sentences, translate_text
+from core.sentences import excerpt, translate_text
 from core.snapshots import Snapshot
 from core.translator import EncoderBatch, Translation
 
@@ -108,8 +108,9 @@ def cached_sentence(
 
 
 def sentence_count() -> int:
-    """How many sentences the text on screen has (as far as the analysis reads it)."""
-    return sum(map(is_sentence, split_sentences(settings().text[:MAX_CHARS])))
+    """How many sentences the app reads of the text on screen: whole sentences up to MAX_CHARS
+    characters, as the analysis does (app.analysis.analyse)."""
+    return excerpt(settings().text, MAX_CHARS).sentences
 
 
 def sentence_by_sentence(
@@ -119,7 +120,8 @@ def sentence_by_sentence(
     translation), and the numbers (from 1) of the sentences the model read only in part;
     ``on_progress`` (fraction done, what is done) hears of each sentence."""
     path, text, target, beam, alpha = current()
-    total, done, cut = sentence_count(), 0, []
+    read = excerpt(text, MAX_CHARS)
+    total, done, cut = read.sentences, 0, []
 
     def translate(sentence: str) -> str:
         nonlocal done
@@ -130,7 +132,7 @@ def sentence_by_sentence(
         on_progress(done / total, f"Sentence {done} of {total}")
         return translation
 
-    return translate_text(text[:MAX_CHARS], translate), cut
+    return translate_text(read.text, translate), cut
 
 
 def cut_sentences_note(cut: list[int]) -> str | None:

@@ -6,6 +6,7 @@ through markdown or HTML."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -18,14 +19,44 @@ from streamlit.delta_generator import DeltaGenerator
 from app import figures, narrow, presentation, slides, state
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import LANGUAGES, CheckpointError, InputError
-from core.labelled_attention import LabelledAttention
+from core.labelled_attention import PREDICTS, LabelledAttention
 from core.snapshots import SnapshotView, list_snapshots
 
 ATTENTION_KINDS = slides.ATTENTION_KINDS
-DECODER_ROWS = (
-    "A decoder row is the position that reads a piece and predicts the next: `<s> → Sie` reads "
-    "`<s>` and predicts Sie, and the last row predicts `</s>`."
-)
+# The banner's text, English and translation each: about four lines of a half-width column on a
+# laptop, so that every page's title stays near the top (the sidebar holds the whole text).
+BANNER_CHARS = 280
+BANNER_LINES = 4
+ELLIPSIS = " …"
+
+
+def decoder_rows(attention: LabelledAttention) -> str:
+    """How to read the rows of a decoder or cross-attention map (markdown), with the map's own
+    first row for example: core labels it "<s> → ▁Das", it reads <s> and predicts ▁Das."""
+    first = figures.piece_text(attention.query_labels[0])
+    read, predicted = first.split(PREDICTS, 1)
+    return (
+        f"A decoder row is the position that reads a piece and predicts the next: {_code(first)} "
+        f"reads {_code(read)} and predicts {_code(predicted)}, and the last row predicts `</s>`."
+    )
+
+
+def _code(text: str) -> str:
+    """``text`` as a markdown code span, shown literally whatever backticks it holds."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if "`" in text else f"{fence}{text}{fence}"
+
+
+def shortened(text: str, max_chars: int = BANNER_CHARS, max_lines: int = BANNER_LINES) -> str:
+    """``text`` itself when it has at most ``max_lines`` lines and ``max_chars`` characters, else
+    as much of it as fits, cut after a word where one ends in the second half, and ELLIPSIS."""
+    if len(text) <= max_chars and len(text.splitlines()) <= max_lines:
+        return text
+    kept = "\n".join(text.splitlines()[:max_lines])[: max_chars - len(ELLIPSIS)]
+    space = kept.rfind(" ")
+    if space > len(kept) // 2:
+        kept = kept[:space]
+    return kept.rstrip() + ELLIPSIS
 
 
 def _use_example() -> None:
@@ -99,8 +130,8 @@ def sidebar() -> None:
 
 def sentence_banner() -> None:
     """The sentence and its translation above the page, so that they stay in view with the
-    sidebar collapsed (a projector, a phone). Bad input or a missing model: nothing here, the page
-    itself says what is wrong."""
+    sidebar collapsed (a projector, a phone), each shortened to a few lines (the sidebar holds the
+    whole text). Bad input or a missing model: nothing here, the page itself says what is wrong."""
     current = settings()
     try:
         result = state.cached_analysis(
@@ -108,11 +139,14 @@ def sentence_banner() -> None:
         ).result
     except (InputError, CheckpointError):
         return
+    language = LANGUAGES[current.to]
+    if state.sentence_count() > 1:  # what every page but Translate draws
+        language += ", the whole text read as one sequence"
     source, target = st.container(key="sentence-banner").columns(2)
     source.caption("English")
-    source.text(current.text)
-    target.caption(LANGUAGES[current.to])
-    target.text(result.text)
+    source.text(shortened(current.text))
+    target.caption(language)
+    target.text(shortened(result.text))
 
 
 def _translation_and_model(

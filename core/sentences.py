@@ -4,13 +4,15 @@ The model learnt from single sentences (and from pairs that the training augment
 a paragraph given as one sequence comes out with whole sentences missing. A text is therefore cut
 into sentences by sentencex (Wikimedia's rule-based segmenter, with abbreviation lists; it would
 rather leave two sentences together than split one), each is translated on its own, and the
-translations are joined with the text's own spaces and line breaks between them.
+translations are joined with the text's own spaces and line breaks between them. A text longer
+than a reader takes is cut between sentences (:func:`excerpt`), not inside one.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sentencex import segment
 
@@ -53,3 +55,38 @@ def joined(pairs: list[tuple[str, str]]) -> str:
 def translate_by_sentence(text: str, translate: Callable[[str], str]) -> str:
     """The translation of ``text``, sentence by sentence, as one text."""
     return joined(translate_text(text, translate))
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """The start of a text that fits a number of characters: whole sentences where it can."""
+
+    text: str  # the text itself when it fits, else its first sentences (no space after them)
+    sentences: int  # how many sentences it holds
+    whole: bool  # False when the first sentence alone is too long: text is the start of it
+    sentences_left_out: int  # sentences after it (not counting one it cuts short)
+    characters_left_out: int  # of the text after it, spaces between sentences included
+
+
+def excerpt(text: str, max_chars: int) -> Excerpt:
+    """The longest run of whole sentences at the start of ``text`` that is at most ``max_chars``
+    characters long; when even the first sentence is longer, its first ``max_chars``
+    characters."""
+    parts = split_sentences(text)
+    holds_sentence = [is_sentence(part) for part in parts]
+    if len(text) <= max_chars:
+        return Excerpt(text, sum(holds_sentence), True, 0, 0)
+    length, end = 0, 0  # parts[:end] fit and end with a sentence
+    for index, part in enumerate(parts):
+        length += len(part)
+        if length > max_chars:
+            break
+        if holds_sentence[index]:
+            end = index + 1
+    if end:
+        kept, whole = "".join(parts[:end]), True
+    else:
+        kept, whole = text[:max_chars], False
+        end = holds_sentence.index(True) + 1 if any(holds_sentence) else len(parts)
+    left_out = sum(holds_sentence[end:])
+    return Excerpt(kept, sum(holds_sentence[:end]), whole, left_out, len(text) - len(kept))

@@ -15,6 +15,7 @@ from app.analysis import (
     beam_tree,
     candidate_rows,
     candidates_per_beam,
+    card_facts,
     reason_explanations,
     rerank,
     rerank_curves,
@@ -494,28 +495,30 @@ def test_score_pipeline_is_the_heads_scores_masked_scores_and_weights(analysis):
     assert (fig.layout.coloraxis2.cmin, fig.layout.coloraxis2.cmax) == (0.0, 1.0)
     overlays = [t for t in fig.data if t.type == "heatmap" and not t.coloraxis]
     assert len(overlays) == 2 and not any(t.showscale for t in overlays)  # no third colour bar
-    # masked cells: grey, written −∞ before the softmax and 0 after, named in the legend
-    assert [np.asarray(t.text)[forbidden][0] for t in overlays] == [figures.MINUS_INF, "0"]
+    # masked cells: grey, written −∞ before the softmax and 0 after where cells are large enough,
+    # named in the legend
+    written = [figures.MINUS_INF, "0"] if figures.masked_text_size(*forbidden.shape) else ["", ""]
+    assert [np.asarray(t.text)[forbidden][0] for t in overlays] == written
     for overlay in overlays:
         assert (np.asarray(overlay.text)[~forbidden] == "").all()
         assert not np.isnan(np.asarray(overlay.z, dtype=float)[forbidden]).any()
     assert any(t.type == "scatter" and "−∞" in t.name for t in fig.data)
-    # core's labels on every panel's axes
+    # core's labels on every panel's axes (a long sentence's every k-th: tick values say which)
+    keys = [figures.plot_text(k) for k in decoder.key_labels]
     for axis in ("xaxis", "xaxis2", "xaxis3"):
-        assert list(fig.layout[axis].ticktext) == [figures.plot_text(k) for k in decoder.key_labels]
-    assert list(fig.layout.yaxis.ticktext) == [figures.plot_text(q) for q in decoder.query_labels]
+        tickvals, ticktext = ticks(fig.layout[axis])
+        assert tickvals[0] == 0 and ticktext == [keys[tick] for tick in tickvals]
+    tickvals, ticktext = ticks(fig.layout.yaxis)
+    assert ticktext == [figures.plot_text(decoder.query_labels[tick]) for tick in tickvals]
     json.loads(fig.to_json())  # -inf never reaches the JSON
 
 
-def test_score_pipeline_stacks_long_sentences_and_skips_masks_it_lacks(translator):
+def test_score_pipeline_skips_masks_it_lacks(translator):
     long = analyse(translator, "the happy dog runs in the big green garden " * 3, "de", 1, 0.6)
-    encoder = long.result.attention.encoder
-    assert len(encoder.key_labels) > figures.SIDE_BY_SIDE_KEYS
-    fig = figures.score_pipeline(encoder, 0, 0)
+    fig = figures.score_pipeline(long.result.attention.encoder, 0, 0)
     panels = [t for t in fig.data if t.type == "heatmap"]
     assert len(panels) == 3  # no mask in a single sentence: no grey cells, no legend entry
-    assert [t.yaxis for t in panels] == ["y", "y2", "y3"]  # one panel per row, full width
-    assert fig.layout.xaxis.domain[1] - fig.layout.xaxis.domain[0] > 0.9
+    assert not fig.layout.showlegend
 
 
 def test_token_chips_show_every_piece_with_its_id(analysis):
@@ -562,6 +565,35 @@ def test_metrics_log_is_read_leniently(tmp_path):
     assert series(train, "lr") == ([1], [0.001])
     fig = figures.training_curves({"loss": {"train": series(train, "train_loss")}})
     assert list(fig.data[0].y) == [5.0, 4.5]
+
+
+def test_the_cards_training_record_reads_as_a_person_writes_it():
+    training = {
+        "steps": 57719,
+        "seconds": 37729,
+        "averaged_checkpoints": ["step_0008000.pt", "step_0008500.pt"],
+        "recipe": {"warmup": 1000, "bf16": True, "subword_alpha": 0.3},
+        "validation_curve": [{"step": 2000, "val_loss": 2.4}],
+        "mfu": 0.0676784,
+    }
+    rows = {row[""]: row["value"] for row in card_facts(training)}
+    assert rows == {
+        "steps": "57,719",
+        "training time": "10 h 29 min",
+        "averaged checkpoints": "step_0008000.pt, step_0008500.pt",
+        "recipe: warmup": "1,000",
+        "recipe: bf16": "true",
+        "recipe: subword alpha": "0.3",
+        "model FLOPs utilisation (share of that peak)": "6.8%",
+    }  # the validation curve is the page's chart, not a cell of text
+
+
+def test_training_curve_titles_and_series_are_shown_literally():
+    # plotly reads subplot titles and legend names as HTML: "</s>" would vanish
+    fig = figures.training_curves({"Confidence (top weight, not </s>)": {"<2de> & co": ([1], [0])}})
+    assert fig.layout.annotations[0].text == "Confidence (top weight, not &lt;/s&gt;)"
+    assert fig.data[0].name == "&lt;2de&gt; &amp; co"
+    assert html.unescape(fig.layout.annotations[0].text).endswith("not </s>)")
 
 
 def test_cell_text_shrinks_with_the_sentence_and_never_passes_its_cap():

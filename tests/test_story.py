@@ -79,3 +79,21 @@ def test_the_facts_the_story_states_are_read_off_the_attention(translator):
         assert label == cross.query_labels[row]
         assert weight == pytest.approx(last[row].max())
         assert source == cross.key_labels[int(np.argmax(last[row]))]
+
+
+def test_the_decoding_step_lists_the_finished_hypotheses_best_first(app, translator):
+    at = app("story", text=ANIMAL, story="5")
+    assert not at.exception
+    table = at.dataframe[0].value
+    scores = list(table["ranked by log P / lp"])
+    assert scores == sorted(scores, reverse=True)
+    chosen = translator.translate(ANIMAL, "de", 4, 0.6).text
+    assert list(table["chosen"]) == ["✓"] + [""] * (len(table) - 1)
+    assert table["finished hypothesis"].iloc[0] == chosen
+
+
+def test_the_decoding_step_says_when_the_search_is_greedy(app):
+    at = app("story", text=ANIMAL, story="5", beam="1")
+    assert not at.exception
+    assert any("greedy search" in info.value for info in at.info)
+    assert len(at.dataframe[0].value) == 1

@@ -19,10 +19,10 @@ if earlier is not None:
     r = earlier.forced
 kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
 st.caption(EXPLAIN[kind])
-if kind != "encoder":
-    st.caption(ui.DECODER_ROWS)
 words = st.toggle("Merge pieces into words", key="words", bind="query-params")
 attention = getattr(r.word_attention if words else r.attention, kind)
+if kind != "encoder":
+    st.caption(ui.decoder_rows(attention))
 n_layers, n_heads = attention.weights.shape[:2]
 
 LAYERS, HEADS = list(range(1, n_layers + 1)), ["avg", *range(1, n_heads + 1)]

@@ -114,15 +114,17 @@ apart = first_divergence(greedy.output_tokens, beam.output_tokens)
 if apart is None:
     st.text("Both searches find the same translation.")
     st.stop()
-greedy_piece, beam_piece = (piece_at(output, apart, "(nothing)") for output in (greedy, beam))
+greedy_piece, beam_piece = (
+    figures.piece_text(piece_at(output, apart, "(nothing)")) for output in (greedy, beam)
+)
 st.text(
-    f"They agree on the first {apart} pieces; at piece {apart + 1} greedy search writes "
-    f"“{greedy_piece}” and beam search “{beam_piece}”."
+    f"They agree on the first {apart} pieces; at step {apart} (steps count from 0) greedy "
+    f"search writes “{greedy_piece}” and beam search “{beam_piece}”."
 )
 ui.table(
     [
         {
-            "piece": position + 1,
+            "step": position,
             "greedy": piece_at(greedy, position),
             f"beam {settings.beam}": piece_at(beam, position),
             "same": piece_at(greedy, position) == piece_at(beam, position),

@@ -1,6 +1,8 @@
 """Explain: for one produced word, what the model attended to beside what the word depends on;
 and minimal pairs, two sentences a word apart, side by side."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from app import figures, state, ui
@@ -26,9 +28,10 @@ READING_GUIDE = (
 )
 
 
-def difference_map(first: Translation, second: Translation) -> None:
+def difference_map(first: Translation, second: Translation, sentences: tuple[str, str]) -> None:
     """Pick an output word of the first translation with a partner in the second (the first
-    changed one by default) and draw where each looks, and the difference, over the source."""
+    changed one by default) and draw where each looks, and the difference, over the source
+    (``sentences``: the two English sentences, for the caption)."""
     first_words, second_words = (words(r.output_tokens)[1] for r in (first, second))
     partners = aligned_words(first_words, second_words)
     if not partners:
@@ -65,6 +68,11 @@ def difference_map(first: Translation, second: Translation) -> None:
             f"Where “{label[compared]}” looks: cross-attention, {described[layer]}, mean of heads",
         ),
         "pair-difference",
+        caption=replace(
+            ui.sentence_caption(kind="cross", layer=None if layer == "mean" else layer, head="avg"),
+            sentence=f"first: {sentences[0]} / second: {sentences[1]}",
+            translation=f"first: {first.text} / second: {second.text}",
+        ),
     )
     st.caption(
         "Columns are the source words the two sentences share, a changed word shown as "
@@ -93,11 +101,14 @@ lenses = state.cached_lenses(*state.current(), position)
 predicted = figures.piece_text(lenses.predicted)
 title = f"Why “{predicted}”? Every lens over the source pieces"
 ui.chart(figures.lens_map(lenses.values, lenses.source_labels, title), f"lenses-{position}")
+# Captum's delta = sum(attributions) - (f(x) - f(baseline)), so the change is their sum - delta
+attributed = float(lenses.values["integrated gradients"].sum())
 st.caption(
     f"log p(“{predicted}”) = {lenses.log_prob:.3f}. Each row is divided by its largest "
     "absolute value (hover for the raw value); red: for the word, blue: against it. Integrated "
-    f"gradients: {IG_STEPS} steps from a zero embedding, completeness error (Captum's convergence "
-    f"delta) {lenses.ig_delta:+.4f}: the attributions sum to the change in log p up to it."
+    f"gradients, {IG_STEPS} steps from a zero embedding: log p changes by "
+    f"{attributed - lenses.ig_delta:+.4f} from that baseline, and the attributions sum to "
+    f"{attributed:+.4f} (completeness error, Captum's convergence delta: {lenses.ig_delta:+.4f})."
 )
 ui.chart(
     figures.agreement_map(list(lenses.values), rank_agreement(lenses.values)),
@@ -131,10 +142,12 @@ ui.chart(
     ),
     f"contrast-{position}",
 )
+contrasted = float(found.values.sum())
 st.caption(
     f"log p(“{predicted}”) − log p(“{foil_piece}”) = {found.log_ratio:.3f}. Integrated "
     "gradients of that difference (Yin & Neubig 2022): red pieces push towards the chosen piece, "
-    f"blue towards the other. Completeness error {found.delta:+.4f}."
+    f"blue towards the other. It changes by {contrasted - found.delta:+.4f} from the zero "
+    f"embedding, the attributions sum to {contrasted:+.4f} (completeness error {found.delta:+.4f})."
 )
 
 st.header("Intervene: change one head, watch this word")
@@ -206,7 +219,7 @@ st.text(
     "The translations differ in: "
     + ("; ".join(f"{old or '∅'} → {new or '∅'}" for old, new in changes) or "nothing")
 )
-difference_map(result, second)
+difference_map(result, second, (settings.text, other))
 first_words, second_words = result.word_attention.encoder, second.word_attention.encoder
 # each occurrence of a word the two sentences share, with its partner: (row in the first, second)
 shared = [
@@ -236,15 +249,24 @@ st.caption(
     f"Encoder layer {best.layer + 1}, head {best.head + 1}: the head whose top key for “{word}” "
     "is strongest in the first sentence, shown for both."
 )
+first_caption = ui.sentence_caption(
+    kind="encoder", layer=best.layer + 1, head=best.head + 1, word=word
+)
+second_caption = replace(first_caption, sentence=other, translation=second.text)
 left, right = st.columns(2)
-sides = ((left, first_words, "first"), (right, second_words, "second"))
-for (column, attention, name), row in zip(sides, shared[followed]):
+sides = (
+    (left, first_words, "first", first_caption),
+    (right, second_words, "second", second_caption),
+)
+for (column, attention, name, caption), row in zip(sides, shared[followed]):
     with column:
         ui.chart(
             figures.focus_bars(
                 [f"{i} {key}" for i, key in enumerate(attention.key_labels)],  # "the" twice
                 attention.weights[best.layer, best.head, row],
                 f"“{word}” in the {name} sentence",
+                "attention weight",
             ),
             f"pair-{name}",
+            caption=caption,
         )

@@ -5,6 +5,7 @@ import streamlit as st
 
 from app import figures, state, ui
 from app.analysis import importance_estimate
+from app.word_choice import first_word, follow
 from core.ablation import INTERVENTIONS, all_heads
 from core.head_focus import rank_heads
 from core.head_statistics import (
@@ -29,6 +30,18 @@ STATISTICS = {
     "diagonality": "Diagonality, alignment-like (cross-attention)",
     "monotonicity": "Monotonicity, Spearman's rho (cross-attention)",
 }
+# the statistics in a chart title, which fits one line after the longest kind's name (see
+# app/slides.py TITLE_CHARS)
+STATISTIC_TITLES = {
+    "confidence": "confidence",
+    "entropy": "entropy (nats)",
+    "sink_share": "share on sinks",
+    "mean_distance": "mean distance |i − j|",
+    "same_share": "top key at the same position",
+    "previous_share": "top key one position back",
+    "diagonality": "diagonality",
+    "monotonicity": "monotonicity (Spearman's ρ)",
+}
 THRESHOLDS = (
     f"Roles, first match wins: **sink** if ≥ {SINK_THRESHOLD:.0%} of the weight is on sinks and "
     f"the head is not broad; **positional** if ≥ {POSITIONAL_THRESHOLD:.0%} of rows put their top "
@@ -41,6 +54,7 @@ IMPORTANCE = (
     "Michel et al. 2019."
 )
 
+
 st.title("Heads lab: what each head does")
 analysis = state.analysis()
 result = analysis.result
@@ -49,13 +63,12 @@ kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATT
 
 st.header("Find the head: focus on one word")
 words = getattr(result.word_attention, kind)
-if st.session_state.get("focus", 0) not in range(len(words.query_labels)):
-    del st.session_state["focus"]
-if st.session_state.get("at_word") not in [None, *range(len(words.key_labels))]:
-    del st.session_state["at_word"]  # a word of another sentence or kind
+default = first_word(words.query_labels)
+lost = [follow("focus", words.query_labels, default), follow("at_word", words.key_labels, None)]
 query = st.selectbox(
     "Word that attends",
     range(len(words.query_labels)),
+    index=default,
     format_func=words.query_labels.__getitem__,
     key="focus",
     bind="query-params",
@@ -68,14 +81,20 @@ key = st.selectbox(
     bind="query-params",
     help="Pick the word it should find (for 'it': 'animal') to rank heads by the weight on it.",
 )
+named = ui.ATTENTION_KINDS[kind].lower()
+if lost[0] is not None:
+    st.text(f"No “{lost[0]}” attends in {named}: showing “{words.query_labels[default]}”.")
+if lost[1] is not None:
+    st.text(f"No “{lost[1]}” to look at in {named}: showing each head's top word.")
 ranking = rank_heads(words, query, key, skip_self=kind != "cross" and key is None)
 label = words.query_labels[query]
 top = ranking[:TOP_HEADS]
 ui.chart(
     figures.focus_bars(
-        [found.describe(label) for found in top],
+        [f"L{found.layer + 1} H{found.head + 1} on “{found.key_label}”" for found in top],
         [found.weight for found in top],
         f"Where “{label}” looks: the {TOP_HEADS} strongest heads",
+        "weight on the top key" if key is None else f"weight on “{words.key_labels[key]}”",
     ),
     "focus",
     caption=ui.sentence_caption(kind=kind, word=label),
@@ -126,7 +145,7 @@ ui.chart(
     figures.head_dashboard(
         statistics[statistic],
         [role.role for role in roles],
-        f"{ui.ATTENTION_KINDS[kind]}: {STATISTICS[statistic]}",
+        f"{ui.ATTENTION_KINDS[kind]}: {STATISTIC_TITLES[statistic]}",
         statistic,
     ),
     f"heads-{kind}-{statistic}-{over}",
@@ -165,8 +184,7 @@ if importance is not None:
         figures.head_dashboard(
             importance,
             [role.role for role in roles],
-            f"{ui.ATTENTION_KINDS[kind]}: importance, the drop in log P(translation) without "
-            "the head",
+            f"{ui.ATTENTION_KINDS[kind]}: importance, drop in log P",
             "importance",
         ),
         f"importance-{kind}-{'sentence' if computed_on is None else 'sample'}",
@@ -181,7 +199,7 @@ else:
     st.caption(IMPORTANCE)
 
 if survey is not None:
-    st.header("Are sixteen heads really better than one? The pruning curve")
+    st.header(f"Does this model need all its {len(survey.pruning_order)} heads? The pruning curve")
     heads = [point.heads_off for point in survey.pruning]
     ui.chart(
         figures.pruning_curve(
@@ -196,7 +214,8 @@ if survey is not None:
     )
     st.caption(
         "Heads ranked by their mean importance over the sample and switched off cumulatively, "
-        "least important first (Michel et al. 2019). sacreBLEU "
+        "least important first (Michel et al. 2019, “Are Sixteen Heads Really Better than "
+        "One?”). sacreBLEU "
         f"`{survey.bleu_signature}`, chrF `{survey.chrf_signature}`."
     )
 else:
@@ -239,7 +258,7 @@ if chosen:
             result.output_tokens,
             outcome.normal_scores,
             outcome.changed_scores,
-            "What each word of the normal translation loses (log P, teacher-forced)",
+            "What each piece of the normal translation loses (log P, teacher-forced)",
         ),
         "intervention-tokens",
         caption=ui.sentence_caption(heads_changed=tuple(sorted(chosen)), change=INTERVENTIONS[how]),

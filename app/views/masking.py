@@ -43,16 +43,27 @@ ui.chart(
     ),
     "padding-mask",
 )
-padded = batch.attention[int(np.argmin(batch.padding_mask.sum(axis=1)))]
-n_layers, n_heads = padded.weights.shape[:2]
+lengths = batch.padding_mask.sum(axis=1)  # real pieces of each sentence
+same_length = lengths[0] == lengths[1]
+if same_length:
+    st.info(
+        f"Both sentences have {lengths[0]} pieces, so nothing is padded: type a shorter or a "
+        "longer second sentence to see `<pad>` at work."
+    )
+shown = batch.attention[int(np.argmin(lengths))]  # the shorter sentence: the padded one
+n_layers, n_heads = shown.weights.shape[:2]
 left, right = st.columns(2)
 with left:
     layer = ui.pick("Encoder layer", range(1, n_layers + 1), "player", in_presentation=True)
 with right:
     head = ui.pick("Head", range(1, n_heads + 1), "phead", in_presentation=True)
-title = f"Attention of the padded sentence, layer {layer}, head {head}: <pad> columns are 0"
-ui.chart(figures.attention_map(padded, layer - 1, head - 1, title), "padding-attention")
-st.caption("The rows of <pad> queries are computed too, but nothing downstream uses them.")
+if same_length:
+    title = f"Attention of your sentence, layer {layer}, head {head}: nothing is padded"
+else:
+    title = f"Attention of the padded sentence, layer {layer}, head {head}: <pad> columns are 0"
+ui.chart(figures.attention_map(shown, layer - 1, head - 1, title), "padding-attention")
+if not same_length:
+    st.caption("The rows of <pad> queries are computed too, but nothing downstream uses them.")
 
 st.header("Causal mask")
 st.markdown(
@@ -61,7 +72,7 @@ st.markdown(
 )
 decoder = result.attention.decoder
 causal = subsequent_mask(len(decoder.query_labels))[0, 0].numpy()
-st.caption(ui.DECODER_ROWS)
+st.caption(ui.decoder_rows(decoder))
 ui.chart(
     figures.heatmap(
         causal.astype(float),
@@ -91,7 +102,7 @@ with right:
 if kind != "decoder":
     st.caption("A single sentence has no padding, so here the mask lets everything through.")
 if kind != "encoder":
-    st.caption(ui.DECODER_ROWS)
+    st.caption(ui.decoder_rows(attention))
 ui.chart(
     figures.score_pipeline(attention, layer - 1, head - 1),
     "pipeline",

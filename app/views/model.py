@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import figures, state, ui
-from app.analysis import series, training_log
+from app.analysis import card_facts, series, training_log
 from core import LANGUAGES
 
 st.title("Model")
@@ -46,7 +46,7 @@ else:
     st.info("The model card lists no training data.")
 training = card.get("training") or {}
 if training:
-    ui.table([{"": name, "value": str(value)} for name, value in training.items()])
+    ui.table(card_facts(training))
 
 st.header("Scores")
 scores = card.get("scores") or []

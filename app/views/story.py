@@ -6,6 +6,7 @@ from functools import partial
 import streamlit as st
 
 from app import figures, state, ui
+from app.analysis import rerank
 from app.story import (
     STEPS,
     alignment,
@@ -88,7 +89,7 @@ elif step == 3:
     title = "Decoder masked self-attention, last layer, average of the heads"
     last_layer = decoder.weights.shape[0] - 1
     ui.chart(figures.attention_map(decoder, last_layer, None, title), "story-mask")
-    st.caption(ui.DECODER_ROWS)
+    st.caption(ui.decoder_rows(decoder))
     st.metric(
         "Largest weight above the diagonal, any layer and head",
         f"{largest_masked_weight(decoder):.1f}",
@@ -106,17 +107,25 @@ elif step == 4:
         {"weight": "%.2f"},
     )
 else:
-    detokenize = state.translator().tokenizer.decode
+    settings = state.settings()
+    if settings.beam == 1:
+        st.info(
+            "Beam size 1 is greedy search: one hypothesis, the likeliest piece at every step. "
+            "Raise the beam size in the sidebar to watch beam search keep several."
+        )
+    ranked = rerank(result.finished, settings.alpha, state.translator().tokenizer.decode)
     ui.table(
         [
             {
-                "finished hypothesis": detokenize(hypothesis.tokens),
-                "log P": hypothesis.score,
-                "ranked by": hypothesis.normalized(state.settings().alpha),
+                "rank": row["rank"],
+                "finished hypothesis": row["hypothesis"],
+                "log P": row["log P"],
+                "ranked by log P / lp": row["normalised"],
+                "chosen": "✓" if row["chosen"] else "",
             }
-            for hypothesis in result.finished
+            for row in ranked
         ],
-        {"log P": "%.3f", "ranked by": "%.3f"},
+        {"log P": "%.3f", "ranked by log P / lp": "%.3f"},
     )
     st.text(f"Chosen: {result.text}")
 st.page_link(STEPS[step].page, label=f"The full page on {STEPS[step].title.lower()}", icon="➡️")

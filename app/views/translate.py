@@ -13,6 +13,7 @@ settings = state.settings()
 result = analysis.result
 
 sentences = state.sentence_count()
+shown_first = result.text  # what the reference is scored against
 if sentences > 1:
     st.subheader(f"{LANGUAGES[settings.to]}, sentence by sentence")
     progress = st.progress(0.0, text=f"Translating {sentences} sentences…")
@@ -21,7 +22,8 @@ if sentences > 1:
     note = state.cut_sentences_note(cut)
     if note:
         st.warning(note)
-    st.code(joined(pairs), language=None, wrap_lines=True)
+    shown_first = joined(pairs)
+    st.code(shown_first, language=None, wrap_lines=True)
     with st.expander("Each sentence and its translation"):
         ui.table(
             [
@@ -30,10 +32,11 @@ if sentences > 1:
                 if is_sentence(part)
             ]
         )
+    every = "both" if sentences == 2 else f"all {sentences}"
     st.caption(
         f"The model learnt from single sentences, so a text goes through it one sentence at a "
-        f"time (cut by sentencex). Every other page shows the model reading all {sentences} as "
-        "one sequence, as below: given a whole paragraph at once, it tends to leave sentences out."
+        f"time (cut by sentencex). Every other page shows the model reading {every} as one "
+        "sequence, as below: given a whole paragraph at once, it tends to leave sentences out."
     )
     st.subheader(f"{LANGUAGES[settings.to]}, the whole text as one sequence")
 else:
@@ -44,9 +47,12 @@ search = (
     if settings.beam == 1
     else f"beam search, beam {settings.beam}, α = {settings.alpha:.1f}"
 )
+source_pieces = sum(kind != "special" for kind in analysis.source_kinds)
+output_pieces = sum(kind != "special" for kind in analysis.output_kinds)
 st.caption(
-    f"{search} · log P = {result.score:.2f} · {len(result.source_tokens)} source pieces → "
-    f"{len(result.output_tokens)} output pieces · the model took {analysis.seconds * 1000:.0f} ms"
+    f"{search} · log P = {result.score:.2f} · {source_pieces} source pieces → {output_pieces} "
+    "output pieces (without the language tag and `</s>`, as on the Tokenization page) · the "
+    f"model took {analysis.seconds * 1000:.0f} ms"
 )
 if result.truncated:
     st.text("What the model read:")
@@ -59,12 +65,20 @@ reference = st.text_area(
     placeholder=f"A {LANGUAGES[settings.to]} translation to score the output against",
 )
 if reference.strip():
-    bleu = sacrebleu.sentence_bleu(result.text, [reference])
-    chrf = sacrebleu.sentence_chrf(result.text, [reference])
+    bleu = sacrebleu.sentence_bleu(shown_first, [reference])
+    chrf = sacrebleu.sentence_chrf(shown_first, [reference])
     left, right = st.columns(2)
     left.metric("BLEU", f"{bleu.score:.1f}", help="sacreBLEU sentence BLEU (exp smoothing)")
     right.metric("chrF", f"{chrf.score:.1f}", help="sacreBLEU sentence chrF")
-    st.caption("One sentence is a noisy sample: corpus scores are on the Model page.")
+    scored = (
+        "the sentence-by-sentence translation, the first above"
+        if sentences > 1
+        else "the translation above"
+    )
+    st.caption(
+        f"Scored: {scored}. A sentence or a few are a noisy sample: corpus scores are on the "
+        "Model page."
+    )
 
 earlier = ui.snapshot_picker()
 if earlier is not None:
@@ -77,9 +91,16 @@ st.caption(
     "Cross-attention of the last decoder layer, averaged over the heads, pieces merged into "
     "words: the Attention page shows the same map, and every other layer and head."
 )
-st.caption(ui.DECODER_ROWS)
 cross = result.word_attention.cross
+st.caption(ui.decoder_rows(cross))
 step = "" if earlier is None else f", step {earlier.step:,}"
 ui.chart(
-    figures.attention_map(cross, len(cross.weights) - 1, title=f"Alignment{step}"), "alignment"
+    figures.attention_map(cross, len(cross.weights) - 1, title=f"Alignment{step}"),
+    "alignment",
+    caption=ui.sentence_caption(
+        kind="cross",
+        layer=len(cross.weights),
+        head="avg",
+        training_step=None if earlier is None else earlier.step,
+    ),
 )
