@@ -190,7 +190,8 @@ def snapshot_views() -> list[snapshots.SnapshotView]:
 
 
 @st.cache_data(
-    max_entries=64, show_spinner="Computing every lens (integrated gradients: 64 passes)…"
+    max_entries=64,
+    show_spinner=f"Computing every lens (integrated gradients: {attribution.IG_STEPS} passes)…",
 )
 def cached_lenses(
     path: str, text: str, target: str, beam: int, alpha: float, position: int
@@ -248,7 +249,10 @@ def cached_alternatives(
     ]
 
 
-@st.cache_data(max_entries=64, show_spinner="Integrated gradients of the contrast (64 passes)…")
+@st.cache_data(
+    max_entries=64,
+    show_spinner=f"Integrated gradients of the contrast ({attribution.IG_STEPS} passes)…",
+)
 def cached_contrast(
     path: str, text: str, target: str, beam: int, alpha: float, position: int, foil: int
 ) -> attribution.Contrast:
