@@ -19,9 +19,9 @@ def first_word(labels: list[str]) -> int:
 def follow(key: str, labels: list[str], default: int | None) -> str | None:
     """Keep ``st.session_state[key]``, a position in ``labels`` (or None), on the same word when
     the labels change (another kind of attention, another sentence): a word picked before moves
-    to where it is now; one that is not there goes back to ``default`` and is returned, to say so
-    (a default that changes with the labels is followed silently). The widget drawn after this
-    writes the position to the URL."""
+    to where it is now; one that is not there goes back to ``default`` and is returned, to say
+    so. The widget drawn after this writes the position to the URL; give it ``index=0`` once the
+    key is set (an index of its own beside a value set here makes Streamlit warn)."""
     seen = f"{key}_labels"
     before, st.session_state[seen] = st.session_state.get(seen), labels
     picked = st.session_state.get(key)
@@ -32,10 +32,6 @@ def follow(key: str, labels: list[str], default: int | None) -> str | None:
             del st.session_state[key]
         return None
     word = before[picked]
-    position = labels.index(word) if word in labels else default
-    if position == default:
-        del st.session_state[key]  # the widget's own default: nothing set over it
-    else:
-        st.session_state[key] = position
-    was_default = default is not None and picked == first_word(before)
-    return None if word in labels or was_default else word
+    # set, not deleted, even to the default: a deleted key leaves the browser's box on the old word
+    st.session_state[key] = labels.index(word) if word in labels else default
+    return None if word in labels else word

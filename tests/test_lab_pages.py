@@ -149,11 +149,15 @@ def test_a_word_picked_follows_a_change_of_kind_and_the_url_says_what_is_shown(a
     assert selected(at, "at_word") == "its top word, whichever it is"  # German words only
     assert "No “animal” to look at in decoder masked self-attention" in texts(at)
 
+    start = app("head_lab", text=TIRED)  # on "it", the word the page starts from
+    start.segmented_control(key="kind").set_value("cross").run()
+    assert "No “it” attends in cross-attention" in texts(start)
+
     link = app("head_lab", text=TIRED, kind="cross", focus=rows[2])  # a row the user picked
     link.segmented_control(key="kind").set_value("decoder").run()
     assert selected(link, "focus") == rows[2]
     link.segmented_control(key="kind").set_value("encoder").run()
-    assert selected(link, "focus") == "it" and "focus" not in link.query_params
+    assert selected(link, "focus") == "it" and link.query_params.get("focus", "it") == "it"
     assert f"No “{rows[2]}” attends in encoder self-attention" in texts(link)
 
 

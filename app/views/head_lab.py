@@ -68,7 +68,7 @@ lost = [follow("focus", words.query_labels, default), follow("at_word", words.ke
 query = st.selectbox(
     "Word that attends",
     range(len(words.query_labels)),
-    index=default,
+    index=0 if "focus" in st.session_state else default,  # see follow()
     format_func=words.query_labels.__getitem__,
     key="focus",
     bind="query-params",
