@@ -978,6 +978,10 @@ def _add_masked_legend(fig: go.Figure) -> None:
             "yanchor": "bottom",
             "x": 0.0,
             "xanchor": "left",
+            # the whole row: an entry sized to the text as measured on screen was cut short
+            # ("exactly 0 aft") in the exported slide, drawn at another scale
+            "entrywidth": 1.0,
+            "entrywidthmode": "fraction",
         }
     )
     fig.update_annotations(yshift=PIPELINE_LEGEND_PX)  # the panel titles, above the legend

@@ -66,6 +66,9 @@ def test_masked_legend_stays_clear_of_the_caption_on_screen_and_on_slides(senten
     assert caption_bottom_px(caption) + PANEL_TITLE_PX <= legend_top
     # the panel titles stand above the legend's row, not on it
     assert [a.yshift for a in fig.layout.annotations] == [figures.PIPELINE_LEGEND_PX] * 3
+    # its one entry has the whole row: sized to the text, it was cut ("exactly 0 aft") in the
+    # exported PNG (seen in Chromium; a layout property is what can be checked without one)
+    assert (legend.entrywidthmode, legend.entrywidth) == ("fraction", 1.0)
 
 
 def test_pipeline_panels_stand_in_a_row_with_every_row_labelled_once_at_the_left():
