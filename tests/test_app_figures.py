@@ -567,6 +567,17 @@ def test_metrics_log_is_read_leniently(tmp_path):
     assert list(fig.data[0].y) == [5.0, 4.5]
 
 
+def test_a_series_in_two_panels_has_one_colour_and_one_legend_entry():
+    panels = {
+        "entropy": {"L6 H1": ([1, 2], [2.0, 1.0])},
+        "confidence": {"L6 H1": ([1, 2], [0.2, 0.6]), "L1 H1": ([1, 2], [0.1, 0.1])},
+    }
+    fig = figures.training_curves(panels)
+    head, again, other = fig.data
+    assert head.line.color == again.line.color != other.line.color
+    assert [trace.showlegend for trace in fig.data] == [True, False, True]
+
+
 def test_the_cards_training_record_reads_as_a_person_writes_it():
     training = {
         "steps": 57719,
