@@ -45,6 +45,7 @@ class Analysis:
     """One translation with its full trace, and what the user should know about the input."""
 
     result: Translation
+    read: Excerpt  # what of the text the app read: whole sentences up to MAX_CHARS characters
     source_kinds: list[str]  # piece_kind of each source piece
     output_kinds: list[str]  # piece_kind of each output piece
     pieces: dict[int, str]  # every token id that appears in the beam search trace -> its piece
@@ -59,6 +60,12 @@ def piece_kind(piece: str, is_special: bool, is_byte: bool) -> str:
     if is_byte:
         return "byte"
     return "word start" if piece.startswith("▁") else "continuation"
+
+
+def piece_count(kinds: Sequence[str]) -> int:
+    """How many pieces, special tokens (the language tag, </s>) not counted: what the
+    Tokenization and Translate pages both call pieces."""
+    return sum(kind != "special" for kind in kinds)
 
 
 def analyse(
@@ -93,6 +100,7 @@ def analyse(
     ids |= {t for h in result.finished for t in h.tokens}
     return Analysis(
         result,
+        read,
         source_kinds,
         _kinds(tokenizer, result.output_ids, result.output_tokens),
         dict(zip(ids, tokenizer.pieces(ids))),

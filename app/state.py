@@ -13,7 +13,7 @@ import streamlit as st
 import torch
 
 from app import memory
-from app.analysis import MAX_CHARS, Analysis, analyse
+from app.analysis import Analysis, analyse
 from app.shared_cache import shared
 from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, attribution, snapshots
 from core.ablation import (
@@ -25,7 +25,7 @@ from core.ablation import (
 )
 from core.checkpoint import MODEL_FILE
 from core.head_survey import HEADS_FILE, HeadSurvey, is_current, load_survey
-from core.sentences import excerpt, translate_text
+from core.sentences import translate_text
 from core.snapshots import Snapshot
 from core.translator import EncoderBatch, Translation
 
@@ -107,12 +107,6 @@ def cached_sentence(
     return result.text, result.truncated
 
 
-def sentence_count() -> int:
-    """How many sentences the app reads of the text on screen: whole sentences up to MAX_CHARS
-    characters, as the analysis does (app.analysis.analyse)."""
-    return excerpt(settings().text, MAX_CHARS).sentences
-
-
 def sentence_by_sentence(
     on_progress: Callable[[float, str], object],
 ) -> tuple[list[tuple[str, str]], list[int]]:
@@ -120,7 +114,7 @@ def sentence_by_sentence(
     translation), and the numbers (from 1) of the sentences the model read only in part;
     ``on_progress`` (fraction done, what is done) hears of each sentence."""
     path, text, target, beam, alpha = current()
-    read = excerpt(text, MAX_CHARS)
+    read = cached_analysis(path, text, target, beam, alpha).read  # segmented once, there
     total, done, cut = read.sentences, 0, []
 
     def translate(sentence: str) -> str:

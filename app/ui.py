@@ -134,13 +134,14 @@ def sentence_banner() -> None:
     whole text). Bad input or a missing model: nothing here, the page itself says what is wrong."""
     current = settings()
     try:
-        result = state.cached_analysis(
+        analysis = state.cached_analysis(
             str(state.model_dir()), current.text, current.to, current.beam, current.alpha
-        ).result
+        )
     except (InputError, CheckpointError):
         return
+    result = analysis.result
     language = LANGUAGES[current.to]
-    if state.sentence_count() > 1:  # what every page but Translate draws
+    if analysis.read.sentences > 1:  # what every page but Translate draws
         language += ", the whole text read as one sequence"
     source, target = st.container(key="sentence-banner").columns(2)
     source.caption("English")

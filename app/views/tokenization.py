@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import figures, state, ui
+from app.analysis import piece_count
 from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 st.title("Tokenization")
@@ -19,7 +20,7 @@ st.markdown(
 
 def show(title: str, text: str, pieces: list[str], ids: list[int], kinds: list[str], name: str):
     st.subheader(title)
-    real = sum(kind != "special" for kind in kinds)
+    real = piece_count(kinds)
     left, middle, right = st.columns(3)
     left.metric("words", len(text.split()))
     middle.metric("pieces", real, help="without special tokens")

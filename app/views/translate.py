@@ -4,6 +4,7 @@ import sacrebleu
 import streamlit as st
 
 from app import figures, state, ui
+from app.analysis import piece_count
 from core import LANGUAGES
 from core.sentences import is_sentence, joined
 
@@ -12,7 +13,7 @@ analysis = state.analysis()
 settings = state.settings()
 result = analysis.result
 
-sentences = state.sentence_count()
+sentences = analysis.read.sentences
 shown_first = result.text  # what the reference is scored against
 if sentences > 1:
     st.subheader(f"{LANGUAGES[settings.to]}, sentence by sentence")
@@ -47,8 +48,7 @@ search = (
     if settings.beam == 1
     else f"beam search, beam {settings.beam}, α = {settings.alpha:.1f}"
 )
-source_pieces = sum(kind != "special" for kind in analysis.source_kinds)
-output_pieces = sum(kind != "special" for kind in analysis.output_kinds)
+source_pieces, output_pieces = map(piece_count, (analysis.source_kinds, analysis.output_kinds))
 st.caption(
     f"{search} · log P = {result.score:.2f} · {source_pieces} source pieces → {output_pieces} "
     "output pieces (without the language tag and `</s>`, as on the Tokenization page) · the "
