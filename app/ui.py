@@ -336,7 +336,7 @@ def step_through(key: str, options: Sequence, delta: int) -> None:
     dict's ``get`` as format_func), never functions of their own: a session keeps its widgets'
     callbacks and format functions until its next run, and a function a page defines keeps the
     whole page alive with it (its analysis, snapshot views and figures), outside every cache's
-    bound, for as long as a student's tab stays open (tests/test_app.py checks every page)."""
+    bound, for as long as a student's tab stays open (tests/app/test_app.py checks every page)."""
     current = st.session_state.get(key)
     index = options.index(current) if current in options else 0
     st.session_state[key] = options[min(max(index + delta, 0), len(options) - 1)]

@@ -2,7 +2,7 @@
 
 core/model.py is the paper's code, written to be read, and the reference. This module runs the same
 weights for translation and computes the same numbers: the same tokens, and in float32 every
-number within about 1e-5 (tests/test_engine.py compares translations, beam traces and every
+number within about 1e-5 (tests/core/test_engine.py compares translations, beam traces and every
 attention map with the model's, within 5e-5):
 
 - W^Q, W^K and W^V of a self-attention are one (3D, D) matrix [W^Q; W^K; W^V] built from the
@@ -23,7 +23,7 @@ shapes and layouts, so those results agree to the last bit; what is saved is ove
 step of a small model is a few hundred tiny operations, and on a CPU each costs microseconds
 however small.
 With several threads, or on another CPU, MKL may split the fused matmul differently from three
-separate ones, and a last bit may differ (tests/test_engine.py bounds it).
+separate ones, and a last bit may differ (tests/core/test_engine.py bounds it).
 
 An :class:`Engine` answers what core/decoding.py asks of a model (``config``, ``encode``,
 ``new_cache``, ``decode``), and ``engine(source, target, inspect=True)`` is the model's inspected

@@ -142,7 +142,7 @@ class Translator:
 
     fast=True (the default) computes on :class:`core.engine.Engine`, which runs the model's
     weights with less overhead and gives the same translations, beam steps and attention (within
-    5e-5, tests/test_engine.py); whenever the engine cannot stand for the model (an
+    5e-5, tests/core/test_engine.py); whenever the engine cannot stand for the model (an
     intervention from core/ablation.py, training mode), the model computes. fast=False: always the
     readable model of core/model.py.
     """

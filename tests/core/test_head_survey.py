@@ -41,7 +41,7 @@ from tests.training import write_tiny_data
 from train.data import load_corpus
 from train.head_survey import main, validation_sample
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 BEAM, ALPHA = 4, 0.6
 HEADS_OFF = [4, 24]  # with 0: three points of the tiny model's 24 heads (2 + 2 layers x 4 x 3)
 

@@ -15,8 +15,8 @@ from core.decoding import first_divergence
 from core.head_focus import rank_heads
 from core.head_statistics import head_statistics
 from tests.conftest import MAIN, chart_specs
-from tests.test_app import assert_fine, texts
-from tests.test_head_lab import surveyed_model_dir  # noqa: F401 (a fixture)
+from tests.app.test_app import assert_fine, texts
+from tests.app.test_head_lab import surveyed_model_dir  # noqa: F401 (a fixture)
 
 TIRED = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."

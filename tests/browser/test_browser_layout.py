@@ -1,11 +1,11 @@
-"""What a person checks by eye, measured in Chromium (see tests/test_browser.py): in presentation
+"""What a person checks by eye, measured in Chromium (see tests/browser/test_browser.py): in presentation
 mode the page's main figure is seen whole without scrolling on a 1280x720 and a 1920x1080 screen;
 no chart title overlaps a tick label; with the sidebar collapsed (a projector, a 390x844 phone)
 the sentence is still on screen on every page; on the phone no chart's title or caption is cut
 and no picker runs off the screen or cuts an option short; in the dark theme the figures' text is
 light.
 
-Run only these: python -m pytest -m browser tests/test_browser_layout.py
+Run only these: python -m pytest -m browser tests/browser/test_browser_layout.py
 """
 
 import itertools
@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 import pytest
 
 from support.browser import CHART, wait_for_app
-from tests.test_app import PAGES as APP_PAGES
-from tests.test_browser import chart_title, page, server, step  # noqa: F401 (fixtures)
+from tests.app.test_app import PAGES as APP_PAGES
+from tests.browser.test_browser import chart_title, page, server, step  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from tests.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
+from tests.train.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
 from train import card, lineage
 
 

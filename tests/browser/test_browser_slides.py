@@ -12,7 +12,7 @@ import pytest
 from app import slides
 from core.head_focus import rank_heads
 from support.browser import wait_for_app
-from tests.test_browser import page, server  # noqa: F401 (fixtures)
+from tests.browser.test_browser import page, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 

@@ -157,7 +157,7 @@ def test_rank_agreement_is_kendalls_tau_between_lenses():
 
 def test_the_explain_page_draws_every_lens_for_the_chosen_piece(tiny_model_dir, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
-    main = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+    main = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
     at = AppTest.from_file(main, default_timeout=120)
     at.query_params["text"] = SENTENCE
     at.switch_page("views/explain.py")
@@ -203,7 +203,7 @@ def test_word_changes_name_what_differs():
 
 def test_a_bundled_pair_sets_both_sentences(tiny_model_dir, translator, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
-    main = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
+    main = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
     at = AppTest.from_file(main, default_timeout=120)
     at.switch_page("views/explain.py")
     at.run()

@@ -7,7 +7,7 @@ import pytest
 from app.figures import piece_text
 from core.decoding import first_divergence, length_penalty
 from tests.conftest import chart_specs, plotted
-from tests.test_app import assert_fine
+from tests.app.test_app import assert_fine
 
 SENTENCE = "The small dog runs in the garden."
 

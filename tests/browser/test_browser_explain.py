@@ -1,7 +1,7 @@
-"""The Explain page in Chromium (see tests/test_browser.py): pick a produced word, see every lens
+"""The Explain page in Chromium (see tests/browser/test_browser.py): pick a produced word, see every lens
 over the source pieces, change one head, and compare the two halves of a bundled minimal pair.
 
-Run only these: python -m pytest -m browser tests/test_browser_explain.py
+Run only these: python -m pytest -m browser tests/browser/test_browser_explain.py
 """
 
 import html
@@ -14,7 +14,7 @@ from core.ablation import Head, distribution_shift, intervened_translator
 from core.attribution import lenses
 from core.minimal_pairs import PAIRS
 from support.browser import CHART, wait_for_app
-from tests.test_browser import page, server  # noqa: F401 (fixtures)
+from tests.browser.test_browser import page, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 

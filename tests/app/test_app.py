@@ -56,7 +56,7 @@ def test_every_page_opens_with_charts(app, page):
     at = app(page)
     assert_fine(at)
     assert at.title[0].value
-    # the tiny model has no training log and no snapshots (tests/test_snapshots.py has them)
+    # the tiny model has no training log and no snapshots (tests/core/test_snapshots.py has them)
     assert charts(at) or page in ("model", "training")
     assert not [cell for cell in text_cells(at) if SENTENCEPIECE_WORD_START in cell]
 
