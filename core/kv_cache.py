@@ -38,13 +38,14 @@ class KVCache:
         return 0 if self.key is None else self.key.size(2)
 
     def keys_values(
-        self, source: Tensor, project: Callable[[Tensor], tuple[Tensor, Tensor]]
+        self, context: Tensor, project: Callable[[Tensor], tuple[Tensor, Tensor]]
     ) -> tuple[Tensor, Tensor]:
-        """The keys and values to attend to, projecting from ``source`` only what is not held."""
+        """The keys and values to attend to, projecting from ``context`` (what is attended to)
+        only what is not held."""
         if self.key is None:
-            self.key, self.value = project(source)
+            self.key, self.value = project(context)
         elif self.grows:
-            key, value = project(source)
+            key, value = project(context)
             self.key = torch.cat([self.key, key], dim=2)
             self.value = torch.cat([self.value, value], dim=2)
         return self.key, self.value
