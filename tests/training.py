@@ -22,6 +22,8 @@ def write_tiny_data(root: Path) -> Path:
     en, de, fr = (tiny_corpus(400, seed) for seed in (1, 2, 3))
     write_gz(root / "tatoeba/eng-deu.tsv.gz", [f"{e}\t{d}" for e, d in zip(en, de)])
     write_gz(root / "tatoeba/eng-fra.tsv.gz", [f"{e}\t{f}\u202f!" for e, f in zip(en, fr)])
+    general = tiny_corpus(400, 7)
+    write_gz(root / "general/en-de.tsv.gz", [f"{e}\t{d}" for e, d in zip(general, de)])
     for split, n in (("train", 150), ("val", 30), ("test_2016_flickr", 20)):
         for lang, lines in (("en", en), ("de", de), ("fr", fr)):
             write_gz(root / f"multi30k/{split}.{lang}.gz", lines[-n:])

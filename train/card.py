@@ -24,7 +24,14 @@ from core.metrics_log import read_metrics
 from core.snapshots import SNAPSHOT_DIR, list_snapshots
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
-from train.data import default_data_dir, load_corpus, multi30k_test
+from train.data import (
+    CORPORA,
+    corpus_weight,
+    default_data_dir,
+    load_corpus,
+    multi30k_test,
+    parse_mixture,
+)
 from train.evaluate import evaluate
 from train.hardware import matmul_peak_flops, model_flops_utilisation
 
@@ -190,7 +197,8 @@ def training_section(training: dict) -> list[str]:
     ]
     if training.get("mfu") is not None:
         lines.append(
-            f"- model FLOPs utilisation {training['mfu']:.1%} of the machine's measured bf16 "
+            f"- model FLOPs utilisation {training['mfu']:.1%} of the machine's measured "
+            f"{training.get('dtype', 'bf16')} "
             f"matmul peak ({training['peak_tflops']:.2f} TFLOP/s)"
         )
     if training.get("initialised_from"):
@@ -204,15 +212,30 @@ def training_section(training: dict) -> list[str]:
             f"square root schedule x {recipe['lr_scale']}, batches of about "
             f"{recipe['max_tokens']:,} tokens, label smoothing {recipe['label_smoothing']}, "
             f"dropout {recipe['dropout']} (sub-layer outputs and embeddings, as in the paper), "
-            f"bf16 autocast {'on' if recipe['bf16'] else 'off'}; final model = average of the "
+            f"compute type {training.get('dtype', 'bf16' if recipe.get('bf16') else 'fp32')}; "
+            f"final model = average of the "
             f"last {recipe['average_last']} checkpoints"
         )
         lines.append(
-            f"- data mixture: every Tatoeba pair once and every Multi30k training pair "
-            f"{recipe['multi30k_repeat']} times per epoch"
+            f"- data mixture, times each training pair is seen per epoch: {mixture_text(recipe)}"
         )
         lines += augmentation_lines(recipe)
     return lines
+
+
+def mixture_text(recipe: dict) -> str:
+    """ "tatoeba=1,general=2,general.fr=6" -> "tatoeba 1, multi30k 1, general 2 (en-fr 6)"."""
+    weights = parse_mixture(recipe.get("mixture", ""))
+    parts = []
+    for corpus in CORPORA:
+        text = f"{corpus} {corpus_weight(weights, corpus, ''):g}"
+        overrides = [
+            f"en-{key.split('.')[1]} {w:g}"
+            for key, w in weights.items()
+            if key.startswith(f"{corpus}.")
+        ]
+        parts.append(text + (f" ({', '.join(overrides)})" if overrides else ""))
+    return ", ".join(parts)
 
 
 def augmentation_lines(recipe: dict) -> list[str]:
@@ -361,8 +384,8 @@ def training_summary(run: Path) -> dict:
     validation curve from metrics.jsonl."""
     training = json.loads((run / "model" / CARD_FILE).read_text()).get("training", {})
     config = training.pop("train_config", {})
-    recipe_keys = ["warmup", "lr_scale", "max_tokens", "label_smoothing", "dropout", "bf16"]
-    recipe_keys += ["average_last", "multi30k_repeat", *AUGMENTATION_KEYS, "subword_sides"]
+    recipe_keys = ["warmup", "lr_scale", "max_tokens", "label_smoothing", "dropout", "dtype"]
+    recipe_keys += ["average_last", "mixture", *AUGMENTATION_KEYS, "subword_sides"]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
     metrics = read_metrics(run / "model" / "metrics.jsonl")  # the whole history, see lineage.py
     tokens, seconds = tokens_seen(metrics)
@@ -403,9 +426,10 @@ def tokens_seen(metrics: list[dict]) -> tuple[float, float]:
 
 
 def add_utilisation(training: dict, parameters: int, threads: int) -> None:
-    """MFU of the run's mean throughput against this machine's measured bf16 peak."""
+    """MFU of the run's mean throughput against this machine's measured matmul peak in the run's
+    compute type."""
     if training.get("tokens_per_second") and "CPU" in str(training.get("hardware")):
-        peak = matmul_peak_flops(threads)
+        peak = matmul_peak_flops(threads, dtype=training.get("dtype", "bf16"))
         training["peak_tflops"] = round(peak / 1e12, 3)
         training["mfu"] = model_flops_utilisation(parameters, training["tokens_per_second"], peak)
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.model import ModelConfig
-from train.data import default_data_dir
+from train.data import MixtureError, default_data_dir, parse_mixture
 
 HELP = {
     "preset": "starting point for every other flag: dry-run (CI, < 1 min on CPU), cpu (2 CPU "
@@ -39,9 +39,11 @@ HELP = {
     "valid_sentences": "validation sentences per language scored with BLEU/chrF during training",
     "beam_size": "beam size for validation BLEU",
     "data_limit": "read only the first N pairs of each corpus file (0 = all)",
-    "bf16": "bfloat16 autocast (GPU tensor cores; a CPU with AMX measured faster than float32)",
+    "dtype": "compute type of the training step: bf16 autocast, fp32, or auto (time a step in "
+    "both at start, take the faster: bf16 is fast with AMX or tensor cores, emulated on AVX2)",
     "compile": "torch.compile the model",
-    "multi30k_repeat": "times each Multi30k training pair is seen per epoch (Tatoeba: once)",
+    "mixture": "corpus weights: times each training pair of a corpus is seen per epoch, e.g. "
+    "'tatoeba=1,multi30k=2,general=2,general.fr=4' (corpora not named: 1; see train/data.py)",
     "snapshot_steps": "comma-separated steps at which a float16 copy of the model is kept for the "
     "training-dynamics view (the final model is the last one)",
     "init_from": "start from this trained model directory (its weights, vocabulary and shape) with "
@@ -93,9 +95,9 @@ class TrainConfig:
     valid_sentences: int = 100
     beam_size: int = 4
     data_limit: int = 0
-    bf16: bool = True
+    dtype: str = "auto"
     compile: bool = False
-    multi30k_repeat: int = 1
+    mixture: str = ""
     snapshot_steps: str = ""
     init_from: str = ""
     init_warmup: int = 200
@@ -148,11 +150,11 @@ PRESETS: dict[str, dict] = {
         data_limit=1500,
         snapshot_steps="5,20",
     ),
-    # 2 CPU cores with AMX, bf16 autocast: d_model 192 at the paper's depth trains at about 4k
-    # target tokens/s (benchmarks/training_throughput.py) and still traces a 30-piece sentence
-    # with beam 4 in about 100 ms (benchmarks/latency.py). Pre-LN tolerates the high learning
-    # rate that a few thousand updates need. Multi30k (captions, 1/6 of the pairs but longer
-    # sentences) is seen twice per epoch, so each domain gives about half of the target tokens.
+    # 2 CPU cores with AMX, bf16 autocast (what --dtype auto picks there): d_model 192 at the
+    # paper's depth trains at about 4k target tokens/s (benchmarks/training_throughput.py) and
+    # still traces a 30-piece sentence with beam 4 in about 100 ms (benchmarks/latency.py).
+    # Pre-LN tolerates the high learning rate that a few thousand updates need. The mixture:
+    # see train/card.py's width and mixture studies in the shipped card.
     "cpu": dict(
         d_model=192,
         d_ff=768,
@@ -163,7 +165,7 @@ PRESETS: dict[str, dict] = {
         lr_scale=0.5,
         checkpoint_every=500,
         eval_every=2000,
-        multi30k_repeat=2,
+        mixture="tatoeba=1,multi30k=2,general=2",
         snapshot_steps="100,300,1000,3000,10000",
     ),
     "full": dict(
@@ -182,7 +184,11 @@ PRESETS: dict[str, dict] = {
 }
 
 
-CHOICES = {"preset": sorted(PRESETS), "subword_sides": ["source", "both"]}
+CHOICES = {
+    "preset": sorted(PRESETS),
+    "subword_sides": ["source", "both"],
+    "dtype": ["auto", "bf16", "fp32"],
+}
 
 
 def parse_args(argv: list[str] | None = None) -> TrainConfig:
@@ -206,6 +212,11 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
             kind = {"int": int, "float": float}.get(f.type, str)
             parser.add_argument(flag, type=kind, default=None, help=HELP[f.name])
     args = vars(parser.parse_args(argv))
+    if args["mixture"] is not None:
+        try:
+            parse_mixture(args["mixture"])
+        except MixtureError as error:
+            parser.error(f"--mixture: {error}")
     preset = "dry-run" if args.pop("dry_run") else (args["preset"] or "cpu")
     values = {**PRESETS[preset], "preset": preset}
     values.update({k: v for k, v in args.items() if v is not None and k != "preset"})

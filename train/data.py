@@ -6,9 +6,14 @@ Expected layout of the data directory (``--data-dir``, or $ATTENTION_LAB_DATA, d
     tatoeba/eng-deu.tsv.gz     English TAB German  (Tatoeba via manythings.org/anki, CC-BY 2.0 FR)
     tatoeba/eng-fra.tsv.gz     English TAB French
     multi30k/{train,val,test_2016_flickr}.{en,de,fr}.gz   line-aligned captions (Multi30k task 1)
+    general/en-{de,fr}.tsv.gz  English TAB target: news, Wikipedia, chat (general domain)
+    flores/devtest.{en,de,fr}.gz   FLORES-200 devtest: a test set only, never read for training
 
 Any subset works: missing files are skipped with a note. Each example is (target language, English
 source, target text), normalised by core.tokenizer.normalize_text, the same function inference uses.
+
+The mixture gives each corpus a weight: how many times each of its training pairs is seen per
+epoch. A weight of 1.5 puts every pair in once and a fixed half of them (by a stable hash) twice.
 """
 
 from __future__ import annotations
@@ -24,6 +29,54 @@ from core.tokenizer import LANGUAGES, normalize_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TATOEBA_FILES = {"de": "tatoeba/eng-deu.tsv.gz", "fr": "tatoeba/eng-fra.tsv.gz"}
+GENERAL_FILES = {"de": "general/en-de.tsv.gz", "fr": "general/en-fr.tsv.gz"}
+CORPORA = ("tatoeba", "multi30k", "general")
+
+
+class MixtureError(ValueError):
+    """A --mixture that names no known corpus or gives a weight that is not a number >= 0."""
+
+
+def parse_mixture(spec: str) -> dict[str, float]:
+    """ "tatoeba=1,multi30k=2,general.fr=4" -> {"tatoeba": 1.0, "multi30k": 2.0, "general.fr": 4.0}
+
+    A key is a corpus, or a corpus and a target language ("general.fr"), which overrides the
+    corpus's weight for that language. Corpora not named have weight 1."""
+    weights = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        key, _, value = item.partition("=")
+        corpus, _, language = key.strip().partition(".")
+        if corpus not in CORPORA or (language and language not in LANGUAGES):
+            raise MixtureError(
+                f"{key!r}: a mixture key is one of {', '.join(CORPORA)}, optionally with a "
+                f"target language ({', '.join(f'general.{lang}' for lang in LANGUAGES)})"
+            )
+        try:
+            weight = float(value)
+        except ValueError:
+            raise MixtureError(f"{item!r}: the weight after '=' must be a number") from None
+        if not weight >= 0:  # also refuses nan
+            raise MixtureError(f"{item!r}: a weight is a number >= 0")
+        weights[key.strip()] = weight
+    return weights
+
+
+def corpus_weight(weights: dict[str, float], corpus: str, target: str) -> float:
+    return weights.get(f"{corpus}.{target}", weights.get(corpus, 1.0))
+
+
+def repeat_by_weight(examples: list[Example], weight: float) -> list[Example]:
+    """Each example int(weight) times, and once more for a fixed share of them (the fractional
+    part of the weight), chosen by a stable hash of the English so every run draws the same."""
+    whole = int(weight)
+    extra = [e for e in examples if stable_fraction(e.source_text + e.target_text) < weight - whole]
+    return examples * whole + extra
+
+
+def stable_fraction(text: str) -> float:
+    """A number in [0, 1) that depends only on the text (the same in every process and run)."""
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
 
 
 def default_data_dir() -> Path:
@@ -91,14 +144,13 @@ def keep_pair(source: str, target: str, max_chars: int = 300, max_ratio: float =
 def in_validation(english: str, fraction: float) -> bool:
     """Split by English sentence, by a stable hash: all translations of one English sentence
     land on the same side, so no English sentence is seen in both training and validation."""
-    digest = hashlib.blake2b(english.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64 < fraction
+    return stable_fraction(english) < fraction
 
 
 @dataclass
 class Corpus:
     train: list[Example]
-    valid: list[Example]  # Tatoeba held out by English sentence + Multi30k val
+    valid: list[Example]  # Tatoeba and general held out by English sentence + Multi30k val
     notes: list[str]  # what was read, skipped and filtered, for the log and the model card
 
 
@@ -106,25 +158,32 @@ def load_corpus(
     data_dir: Path,
     valid_fraction: float = 0.01,
     limit: int | None = None,
-    multi30k_repeat: int = 1,
+    mixture: dict[str, float] | None = None,
 ) -> Corpus:
     """Read every corpus found in data_dir, normalise, filter, de-duplicate and split.
 
-    limit keeps the first ``limit`` examples of each file (for dry runs); multi30k_repeat puts each
-    Multi30k training pair that many times into the training list (the data mixture)."""
+    limit keeps the first ``limit`` examples of each file (for dry runs); mixture weighs each
+    corpus's training pairs (parse_mixture); the validation pairs are never repeated."""
+    weights = mixture or {}
     train: list[Example] = []
     valid: list[Example] = []
     notes: list[str] = []
-    for target, name in TATOEBA_FILES.items():
-        path = data_dir / name
-        if not path.is_file():
-            notes.append(f"skipped {path}: not found")
-            continue
-        pairs = [line.split("\t")[:2] for line in read_lines(path)[:limit] if "\t" in line]
-        kept = clean_pairs(target, pairs)
-        for example in kept:
-            (valid if in_validation(example.source_text, valid_fraction) else train).append(example)
-        notes.append(f"{name}: {len(pairs)} pairs, {len(kept)} kept after cleaning")
+    for corpus, files in (("tatoeba", TATOEBA_FILES), ("general", GENERAL_FILES)):
+        for target, name in files.items():
+            path = data_dir / name
+            if not path.is_file():
+                notes.append(f"skipped {path}: not found")
+                continue
+            pairs = [line.split("\t")[:2] for line in read_lines(path)[:limit] if "\t" in line]
+            kept = clean_pairs(target, pairs)
+            held_out = [e for e in kept if in_validation(e.source_text, valid_fraction)]
+            trained = [e for e in kept if not in_validation(e.source_text, valid_fraction)]
+            weight = corpus_weight(weights, corpus, target)
+            valid.extend(held_out)
+            train.extend(repeat_by_weight(trained, weight))
+            notes.append(
+                f"{name}: {len(pairs)} pairs, {len(kept)} kept after cleaning, weight {weight:g}"
+            )
     for target in LANGUAGES:
         for split, bucket in (("train", train), ("val", valid)):
             src, ref = (
@@ -136,11 +195,11 @@ def load_corpus(
                 continue
             sources, references = read_parallel(src, ref)
             kept = clean_pairs(target, list(zip(sources[:limit], references[:limit])))
-            repeat = multi30k_repeat if split == "train" else 1
-            bucket.extend(kept * repeat)
+            weight = corpus_weight(weights, "multi30k", target) if split == "train" else 1.0
+            bucket.extend(repeat_by_weight(kept, weight))
             notes.append(
                 f"multi30k/{split} en-{target}: {len(sources[:limit])} pairs, {len(kept)} kept"
-                + (f", each seen {repeat} times per epoch" if repeat > 1 else "")
+                + (f", weight {weight:g}" if split == "train" else "")
             )
     return Corpus(train, valid, notes)
 
@@ -158,8 +217,15 @@ def clean_pairs(target: str, pairs: list) -> list[Example]:
 
 
 def multi30k_test(data_dir: Path, target: str) -> tuple[list[str], list[str]]:
-    """The standard test set, test_2016_flickr, English -> target."""
+    """The standard in-domain test set, test_2016_flickr, English -> target."""
     return read_parallel(
         data_dir / "multi30k/test_2016_flickr.en.gz",
         data_dir / f"multi30k/test_2016_flickr.{target}.gz",
+    )
+
+
+def flores_devtest(data_dir: Path, target: str) -> tuple[list[str], list[str]]:
+    """The standard general-domain test set, FLORES-200 devtest, English -> target."""
+    return read_parallel(
+        data_dir / "flores/devtest.en.gz", data_dir / f"flores/devtest.{target}.gz"
     )

@@ -1,29 +1,65 @@
-"""What the machine can do: the bf16 matrix-multiply peak that MFU is measured against."""
+"""What the machine can do: which compute type trains faster here, and the matrix-multiply peak
+that MFU is measured against.
+
+bf16 is not fast everywhere. A CPU with AMX multiplies bf16 matrices about 10x faster than float32,
+one with AVX-512 BF16 several times faster, but one with AVX2 alone emulates bf16 and ran a
+(4096 x 256) @ (256 x 1024) matmul 60x slower than float32. So the trainer times a step in both
+types at start (``--dtype auto``) instead of assuming.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import torch
 
 PEAK_ROWS = 4096
+DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
+# bf16 rounds every product to 8 bits of mantissa: near a tie, float32's exactness wins
+BF16_MARGIN = 0.9
 
 
-def matmul_peak_flops(threads: int, d_model: int = 256, repeats: int = 20) -> float:
-    """FLOP/s of a bf16 (4096 x d) @ (d x 4d) matmul, the shape of a feed-forward layer over a
-    large batch; best of ``repeats``. Measured, not quoted: on a CPU with AMX it is about 10x the
-    float32 rate."""
-    torch.set_num_threads(threads)
-    left = torch.randn(PEAK_ROWS, d_model, dtype=torch.bfloat16)
-    right = torch.randn(d_model, 4 * d_model, dtype=torch.bfloat16)
-    for _ in range(3):
-        left @ right
+def choose_dtype(step_seconds: dict[str, float]) -> str:
+    """The compute type of the faster step: bf16 only when its step takes under BF16_MARGIN of
+    float32's time."""
+    return "bf16" if step_seconds["bf16"] < BF16_MARGIN * step_seconds["fp32"] else "fp32"
+
+
+def best_seconds(step: Callable[[], None], repeats: int = 3, device: str = "cpu") -> float:
+    """The fastest of ``repeats`` timed calls of ``step``, after one untimed warm-up call."""
+    synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    step()
     best = float("inf")
     for _ in range(repeats):
+        synchronize()
         start = time.perf_counter()
-        left @ right
+        step()
+        synchronize()
         best = min(best, time.perf_counter() - start)
-    return 2 * PEAK_ROWS * d_model * 4 * d_model / best
+    return best
+
+
+def cpu_flags() -> list[str]:
+    """The matrix-multiply features this CPU announces (Linux), e.g. ['amx_bf16', 'avx2', ...]."""
+    wanted = ("amx_bf16", "amx_tile", "avx512_bf16", "avx512f", "avx2")
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((line.split() for line in cpuinfo if line.startswith("flags")), [])
+    except OSError:
+        return []
+    return [flag for flag in wanted if flag in flags]
+
+
+def matmul_peak_flops(threads: int, d_model: int = 256, repeats: int = 20, dtype: str = "bf16"):
+    """FLOP/s of a (4096 x d) @ (d x 4d) matmul in ``dtype``, the shape of a feed-forward layer
+    over a large batch; best of ``repeats``. Measured, not quoted: on a CPU with AMX, bf16 runs
+    at about 10x the float32 rate."""
+    torch.set_num_threads(threads)
+    left = torch.randn(PEAK_ROWS, d_model, dtype=DTYPES[dtype])
+    right = torch.randn(d_model, 4 * d_model, dtype=DTYPES[dtype])
+    seconds = best_seconds(lambda: left @ right, repeats)
+    return 2 * PEAK_ROWS * d_model * 4 * d_model / seconds
 
 
 def model_flops_utilisation(parameters: int, tokens_per_second: float, peak: float) -> float:

@@ -42,9 +42,12 @@ from core.translator import Translator
 from train.augment import Augmentation, epoch_examples
 from train.batching import collate, encode_examples, token_batches
 from train.config import TrainConfig
-from train.data import Corpus, load_corpus
+from train.data import Corpus, load_corpus, parse_mixture
+from train.hardware import DTYPES, best_seconds, choose_dtype
 from train.lineage import Origin, ship_history
 from train.loss import TranslationLoss, label_smoothed_loss
+
+PROBE_LENGTH = 25  # pieces per row of the synthetic batch that --dtype auto times
 
 
 def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
@@ -165,7 +168,7 @@ class Trainer:
         self.corpus = load_corpus(
             Path(config.data_dir),
             limit=config.data_limit or None,
-            multi30k_repeat=config.multi30k_repeat,
+            mixture=parse_mixture(config.mixture),
         )
         if not self.corpus.train:
             raise SystemExit(f"no training data found in {config.data_dir}: {self.corpus.notes}")
@@ -197,18 +200,52 @@ class Trainer:
         )
         self.step, self.epoch, self.batch_in_epoch, self.train_seconds = 0, 0, 0, 0.0
         self.resume()
-        compute_dtype = torch.bfloat16 if config.bf16 else torch.float32
-        self.forward = TranslationLoss(self.model, config.label_smoothing, compute_dtype)
+        self.dtype, self.dtype_seconds = self.pick_dtype()
+        self.log(f"compute type: {self.dtype} ({self.dtype_note()})")
+        self.forward = TranslationLoss(self.model, config.label_smoothing, DTYPES[self.dtype])
         if self.dist.world_size > 1:
             self.forward = DistributedDataParallel(
                 self.forward, device_ids=None if self.device.type == "cpu" else [self.device]
             )
         if config.compile:
             self.forward = torch.compile(self.forward)
-        # bf16 autocast: tensor cores on a GPU, AMX on a recent Intel CPU
-        self.autocast = (
-            torch.autocast(self.device.type, dtype=torch.bfloat16) if config.bf16 else nullcontext()
-        )
+        self.autocast = self.autocast_for(self.dtype)
+
+    def autocast_for(self, dtype: str):
+        """bf16 autocast (tensor cores on a GPU, AMX or AVX-512 BF16 on a CPU), or plain float32."""
+        if dtype == "bf16":
+            return torch.autocast(self.device.type, dtype=torch.bfloat16)
+        return nullcontext()
+
+    def pick_dtype(self) -> tuple[str, dict[str, float]]:
+        """--dtype bf16|fp32 as given; auto: the faster of the two on this machine, timed on a
+        forward and backward pass of a synthetic batch of --max-tokens tokens (train/hardware.py).
+        Every process takes the mean of the timings, so all of them choose alike."""
+        if self.config.dtype != "auto":
+            return self.config.dtype, {}
+        rows = max(1, self.config.max_tokens // PROBE_LENGTH)
+        vocab = self.model_config.vocab_size
+        with torch.random.fork_rng(devices=[]):  # the probe's draws leave the run's seed alone
+            batch = torch.randint(4, vocab, (rows, PROBE_LENGTH), device=self.device)
+            seconds = {name: self.dist.mean(self.step_seconds(name, batch)) for name in DTYPES}
+        self.model.zero_grad(set_to_none=True)
+        return choose_dtype(seconds), seconds
+
+    def step_seconds(self, dtype: str, batch: torch.Tensor) -> float:
+        """Seconds of a forward and backward pass over ``batch`` as source and target."""
+        loss = TranslationLoss(self.model, self.config.label_smoothing, DTYPES[dtype])
+
+        def step() -> None:
+            with self.autocast_for(dtype):
+                loss(batch, batch[:, :-1], batch[:, 1:]).backward()
+
+        return best_seconds(step, device=self.device.type)
+
+    def dtype_note(self) -> str:
+        if not self.dtype_seconds:
+            return "forced by --dtype"
+        timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in self.dtype_seconds.items())
+        return f"measured per step: {timings}"
 
     def tidy_run_dir(self) -> None:
         """--fresh: delete what an earlier run in this folder wrote, vocabulary included, so that
@@ -567,6 +604,8 @@ class Trainer:
             "steps": steps_before + self.step,
             "seconds": round(seconds_before + self.train_seconds),
             "hardware": describe_hardware(self.device, self.dist.world_size),
+            "dtype": self.dtype,
+            "dtype_seconds": {k: round(v, 4) for k, v in self.dtype_seconds.items()},
             "averaged_checkpoints": [p.name for p in paths],
             "initialised_from": self.config.init_from or None,
             "steps_before": steps_before,

@@ -18,7 +18,16 @@ from tests.conftest import tiny_corpus
 from tests.training import run_train, write_tiny_data
 from train.batching import collate, token_batches
 from train.config import parse_args
-from train.data import Example, clean_pairs, in_validation, keep_pair, load_corpus
+from train.data import (
+    Example,
+    clean_pairs,
+    corpus_weight,
+    in_validation,
+    keep_pair,
+    load_corpus,
+    repeat_by_weight,
+)
+from train.hardware import choose_dtype
 from train.lineage import log_spaced
 from train.trainer import Trainer, continued_lr, noam_lr
 
@@ -256,13 +265,63 @@ def test_a_continued_model_ships_the_whole_history_on_one_step_axis(data_dir, tm
     assert json.loads((shipped / "card.json").read_text())["training"]["steps"] == 16
 
 
-def test_multi30k_repeat_sets_the_mixture(data_dir):
-    once, twice, thrice = (load_corpus(data_dir, multi30k_repeat=n) for n in (1, 2, 3))
+def test_the_mixture_weighs_each_corpus(data_dir):
+    once = load_corpus(data_dir, mixture={})
+    twice = load_corpus(data_dir, mixture={"multi30k": 2})
+    thrice = load_corpus(data_dir, mixture={"multi30k": 3})
     added = Counter(twice.train) - Counter(once.train)
     assert added and set(added) <= set(once.train)  # repeats are copies of kept pairs
     assert len(thrice.train) - len(twice.train) == len(twice.train) - len(once.train)
     assert all(example.target in ("de", "fr") for example in added)
     assert len(twice.valid) == len(once.valid)
+
+
+def test_a_fractional_weight_repeats_a_stable_share_and_a_language_weight_overrides():
+    examples = [Example("de", f"Sentence {i}.", f"Satz {i}.") for i in range(1000)]
+    half, two_and_half = repeat_by_weight(examples, 0.5), repeat_by_weight(examples, 2.5)
+    assert 400 < len(half) < 600 and set(half) <= set(examples)
+    assert half == repeat_by_weight(examples, 0.5)  # the same share in every run
+    assert Counter(two_and_half) == Counter(examples * 2 + half)
+    weights = {"general": 3.0, "general.fr": 6.0}
+    assert corpus_weight(weights, "general", "fr") == 6.0
+    assert corpus_weight(weights, "general", "de") == 3.0
+    assert corpus_weight(weights, "tatoeba", "de") == 1.0
+
+
+def test_general_pairs_are_read_weighed_and_held_out_by_english_sentence(data_dir):
+    general = set(tiny_corpus(400, 7))
+    corpus = load_corpus(data_dir)
+    trained = [e for e in corpus.train if e.source_text in general]
+    held_out = {e.source_text for e in corpus.valid} & general
+    assert trained and held_out and not held_out & {e.source_text for e in trained}
+    doubled = load_corpus(data_dir, mixture={"general.de": 2})
+    assert Counter(e for e in doubled.train if e.source_text in general) == Counter(trained * 2)
+    assert not any(
+        e.source_text in general for e in load_corpus(data_dir, mixture={"general": 0}).train
+    )
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("books=2", "a mixture key is one of"),
+        ("general.es=1", "a mixture key"),
+        ("general=x", "number"),
+        ("general=-1", ">= 0"),
+        ("general=nan", ">= 0"),
+    ],
+)
+def test_a_bad_mixture_is_refused_with_its_reason(spec, message, capsys):
+    with pytest.raises(SystemExit):
+        parse_args(["--dry-run", "--mixture", spec])
+    assert message in capsys.readouterr().err
+
+
+def test_dtype_auto_takes_the_faster_and_bf16_only_by_a_margin():
+    assert choose_dtype({"bf16": 0.1, "fp32": 1.0}) == "bf16"  # AMX: about 10x
+    assert choose_dtype({"bf16": 6.0, "fp32": 0.1}) == "fp32"  # AVX2 emulates bf16
+    assert choose_dtype({"bf16": 0.95, "fp32": 1.0}) == "fp32"  # a near tie keeps float32
+    assert choose_dtype({"bf16": 0.85, "fp32": 1.0}) == "bf16"
 
 
 def test_the_snapshots_kept_are_spread_on_a_log_axis():
