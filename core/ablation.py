@@ -13,6 +13,8 @@ Three interventions on a head, all on a copy of the model:
   other places (Jain & Wallace 2019, "Attention is not Explanation"). The shuffle is random,
   drawn from a generator seeded once per model copy, so one copy decodes reproducibly.
 
+Each is an :class:`core.model.Attend` put in the place of a multi-head attention's own: the
+queries, keys and values are the model's, only how the heads weigh and pass on the values changes.
 The copy is made for the request, never set on the shared model: the app serves many users from
 one cached model at once.
 """
@@ -22,14 +24,14 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from core.model import MultiHeadAttention, Transformer
+from core.model import Attend, AttentionMaps, MultiHeadAttention, Transformer, attention
 from core.translator import InputError, Translation, Translator
 
 KINDS = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
@@ -100,6 +102,48 @@ def permuted_weights(weights: Tensor, mask: Tensor | None, generator: torch.Gene
     return torch.zeros_like(weights).scatter(-1, shuffled, weights.gather(-1, in_order))
 
 
+class HeadsOff(Attend):
+    """MultiHead = Concat(g_1 head_1, ..., g_h head_h) W^O: every head attends as before, and
+    its output is gated by g, (H,) or one row per batch item (B, H), 0 (off) or 1 (on)."""
+
+    def __init__(self, gate: Tensor) -> None:
+        super().__init__()
+        self.gate = gate
+
+    def forward(
+        self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, with_maps: bool
+    ) -> tuple[Tensor, AttentionMaps | None]:
+        heads, maps = super().forward(query, key, value, mask, with_maps)  # (B, H, T_q, d_k)
+        return heads * self.gate[..., None, None], maps  # gate (B or 1, H, 1, 1) broadcast
+
+
+class WeightsReplaced(Attend):
+    """The ``chosen`` heads weigh the values by other weights: ``replace(weights, mask)``, both
+    (B, H, T_q, T_k), the weights of every head (uniform, permuted), of which the chosen take
+    theirs. The maps show the weights that were used."""
+
+    def __init__(
+        self, chosen: list[int], replace: Callable[[Tensor, Tensor | None], Tensor]
+    ) -> None:
+        super().__init__()
+        self.chosen, self.replace = chosen, replace
+
+    def forward(
+        self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, with_maps: bool
+    ) -> tuple[Tensor, AttentionMaps | None]:
+        _, maps = attention(query, key, value, mask)
+        weights = maps.weights.clone()  # (B, H, T_q, T_k)
+        weights[:, self.chosen] = self.replace(maps.weights, mask)[:, self.chosen]
+        maps.weights = weights
+        return weights @ value, maps  # (B, H, T_q, d_k)
+
+
+def install(attend: Attend, module: MultiHeadAttention) -> None:
+    """Put ``attend`` in the place of ``module``'s, in the module's mode: a new module starts in
+    training mode, where :class:`core.model.Attend` takes the explicit path, not the fused one."""
+    module.attend = attend.train(module.training)
+
+
 def intervened(
     model: Transformer, heads: Iterable[Head], intervention: str = "off", seed: int = 0
 ) -> Transformer:
@@ -111,14 +155,17 @@ def intervened(
         )
     copied = copy.deepcopy(model).eval()
     generator = torch.Generator().manual_seed(seed)
+    replace = {
+        "uniform": uniform_weights,
+        "permute": functools.partial(permuted_weights, generator=generator),
+    }
     for module, chosen in heads_by_module(copied, heads).items():
         if intervention == "off":
-            module.head_gate = torch.ones(model.config.n_heads)
-            module.head_gate[chosen] = 0.0
+            gate = torch.ones(model.config.n_heads)
+            gate[chosen] = 0.0
+            install(HeadsOff(gate), module)
         else:
-            module.replace_weights = functools.partial(
-                _replace_heads, chosen=chosen, intervention=intervention, generator=generator
-            )
+            install(WeightsReplaced(chosen, replace[intervention]), module)
     return copied
 
 
@@ -130,20 +177,6 @@ def heads_by_module(
     for head in heads:
         chosen.setdefault(attention_module(model, head), []).append(head.head)
     return chosen
-
-
-def _replace_heads(
-    weights: Tensor, mask: Tensor | None, chosen: list[int], intervention: str, generator
-) -> Tensor:
-    """``weights`` (B, H, T_q, T_k) with the ``chosen`` heads' rows replaced."""
-    replaced = (
-        uniform_weights(weights, mask)
-        if intervention == "uniform"
-        else permuted_weights(weights, mask, generator)
-    )
-    weights = weights.clone()
-    weights[:, chosen] = replaced[:, chosen]
-    return weights
 
 
 def ablated(model: Transformer, heads: Iterable[Head]) -> Transformer:
@@ -188,7 +221,7 @@ def head_importance(translator: Translator, result: Translation, kind: str) -> n
         gate = torch.ones(batch, n_heads)  # (B, H)
         for head in range(n_heads):
             gate[1 + layer * n_heads + head, head] = 0.0
-        attention_module(copied, Head(kind, layer, 0)).head_gate = gate
+        install(HeadsOff(gate), attention_module(copied, Head(kind, layer, 0)))
     device = translator.device
     # decoder and cross heads leave the encoder alone: encode once, share it (1, S, D) with all
     source = torch.tensor([result.source_ids] * (batch if kind == "encoder" else 1), device=device)

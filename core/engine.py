@@ -44,6 +44,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model import (
+    Attend,
     AttentionMaps,
     Intermediates,
     MultiHeadAttention,
@@ -246,15 +247,15 @@ def attend(
     keys: KeysValues,
     mask: Mask,
     sqrt_d_k: Tensor,
-    record: list[AttentionMaps] | None,
+    trace: list[AttentionMaps] | None,
 ) -> Tensor:
     """Concat(softmax(Q K^T / sqrt(d_k)) V) for (B, H, T_q, d_k) queries -> rows (B T_q, D).
 
-    As the model does: with a record, the explicit path of core.model.attention, appending its
-    maps; without, the fused kernel, with the same mask.
+    As the model's :class:`core.model.Attend` does: with a trace, the explicit path of
+    core.model.attention, appending its maps; without, the fused kernel, with the same mask.
     """
     batch, n_heads, length, d_k = query.shape
-    if record is None:
+    if trace is None:
         heads = F.scaled_dot_product_attention(query, keys.key, keys.value, mask.allowed)
     else:
         key_t, value = keys.folded
@@ -264,7 +265,7 @@ def attend(
         weights = masked.softmax(dim=-1)
         heads = torch.bmm(weights.view(batch * n_heads, length, -1), value)
         heads = heads.view(batch, n_heads, length, d_k)
-        record.append(AttentionMaps(scores, masked, weights))
+        trace.append(AttentionMaps(scores, masked, weights))
     return heads.transpose(1, 2).reshape(batch * length, n_heads * d_k)
 
 
@@ -376,14 +377,14 @@ def encoder_layer(
     batch: int,
     mask: Mask,
     norm_first: bool,
-    record: list[AttentionMaps] | None,
+    trace: list[AttentionMaps] | None,
 ) -> Tensor:
     """Rows (B S, D) -> (B S, D): x attends to itself, then the feed-forward."""
     weights = layer.self_attn
 
     def self_attention(h: Tensor) -> Tensor:
         query, key, value = split_heads(weights.qkv(h), batch, 3 * weights.n_heads).chunk(3, 1)
-        heads = attend(query, KeysValues(key, value), mask, weights.sqrt_d_k, record)
+        heads = attend(query, KeysValues(key, value), mask, weights.sqrt_d_k, trace)
         return weights.out(heads)
 
     x = residual(x, self_attention, layer.norm_attn, norm_first)
@@ -454,18 +455,12 @@ class Engine:
 
     @staticmethod
     def can_run(model: Transformer) -> bool:
-        """An engine computes what ``model`` computes: a float32 model in eval mode, with no
-        intervention."""
+        """An engine computes what ``model`` computes: a float32 model in eval mode whose every
+        attention attends with the model's own :class:`core.model.Attend`, not an intervention
+        (core/ablation.py) put in its place."""
         float32 = model.embedding.weight.dtype == torch.float32
-        return (
-            float32
-            and not model.training
-            and all(
-                module.head_gate is None and module.replace_weights is None
-                for module in model.modules()
-                if isinstance(module, MultiHeadAttention)
-            )
-        )
+        attends = [module for module in model.modules() if isinstance(module, Attend)]
+        return float32 and not model.training and all(type(a) is Attend for a in attends)
 
     def is_current(self) -> bool:
         """The model's weights are still those the engine was built from."""
@@ -484,8 +479,8 @@ class Engine:
         return (token_embedding + pe).view(batch * length, -1), token_embedding, pe
 
     def encode(self, source: Tensor, trace: Intermediates | None = None) -> tuple[Tensor, Tensor]:
-        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S); with a trace, the
-        embeddings and each layer's self-attention are recorded into it."""
+        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S); a trace gets the
+        embeddings and each layer's maps."""
         source_mask = padding_mask(source, self.config.pad_id)
         mask = Mask.of(source_mask, trace is not None)
         x, token_embedding, pe = self.embed(source)
@@ -493,8 +488,8 @@ class Engine:
             trace.source_embedding, trace.source_positional = token_embedding, pe
         batch = source.size(0)
         for layer in self.encoder_layers:
-            record = trace.encoder_self if trace else None
-            x = encoder_layer(layer, x, batch, mask, self.norm_first, record)
+            maps = trace.encoder_self if trace else None
+            x = encoder_layer(layer, x, batch, mask, self.norm_first, maps)
         memory = self.encoder_norm(x) if self.encoder_norm else x
         return memory.view(batch, source.size(1), -1), source_mask
 

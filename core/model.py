@@ -43,8 +43,7 @@ class ModelConfig:
     dropout: float = 0.1
     max_len: int = 256
     pad_id: int = 0
-    # False: the paper's post-LN, LayerNorm(x + Sublayer(x)).
-    # True: pre-LN, x + Sublayer(LayerNorm(x)).
+    # False: the paper's post-LN, LayerNorm(x + Sublayer(x)). True: pre-LN, x + Sublayer(LN(x)).
     norm_first: bool = False
 
     def __post_init__(self) -> None:
@@ -58,9 +57,7 @@ class ModelConfig:
         return self.d_model // self.n_heads
 
 
-# --------------------------------------------------------------------------------------------------
-# Positional encoding and masks
-# --------------------------------------------------------------------------------------------------
+# ---- Positional encoding and masks ---------------------------------------------------------------
 
 
 def positional_encoding(length: int, d_model: int) -> Tensor:
@@ -72,10 +69,8 @@ def positional_encoding(length: int, d_model: int) -> Tensor:
     position = torch.arange(length, dtype=torch.float64).unsqueeze(1)  # (length, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model / 2,)
     angle = position / torch.pow(10000.0, two_i / d_model)  # (length, d_model / 2)
-    pe = torch.zeros(length, d_model, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle)
-    return pe.float()
+    pe = torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1)  # (length, d_model / 2, 2)
+    return pe.flatten(1).float()  # sin at the even dimensions 2i, cos at the odd ones 2i+1
 
 
 def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
@@ -88,9 +83,7 @@ def subsequent_mask(length: int, device: torch.device | None = None) -> Tensor:
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()[None, None]
 
 
-# --------------------------------------------------------------------------------------------------
-# Attention
-# --------------------------------------------------------------------------------------------------
+# ---- Attention -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -111,14 +104,29 @@ def attention(
 
     query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v); mask broadcasts to
     (..., T_q, T_k) with True where attending is allowed. Returns the output (..., T_q, d_v) and the
-    maps that produced it.
-    """
+    maps that produced it."""
     d_k = query.size(-1)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
     masked_scores = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
     # at least float32, as autocast does on GPUs: bf16 scores would take CPU's slow bf16 kernel
     weights = masked_scores.softmax(-1, dtype=torch.promote_types(scores.dtype, torch.float32))
     return weights @ value, AttentionMaps(scores, masked_scores, weights)
+
+
+class Attend(nn.Module):
+    """Every head's softmax(Q K^T / sqrt(d_k)) V at once, where queries meet keys; interventions
+    on heads (core/ablation.py) put a subclass in its place. query (B, H, T_q, d_k), key and value
+    (B, H, T_k, d_k) -> heads (B, H, T_q, d_k) and their :class:`AttentionMaps`, or None where the
+    fused kernel computed the same output (in eval mode, when the maps are not asked for)."""
+
+    def forward(
+        self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, with_maps: bool
+    ) -> tuple[Tensor, AttentionMaps | None]:
+        # training takes the explicit path too: on CPU its backward measured 2x faster than the
+        # fused kernel's (benchmarks/training_throughput.py)
+        if with_maps or self.training:
+            return attention(query, key, value, mask)
+        return F.scaled_dot_product_attention(query, key, value, mask), None
 
 
 class MultiHeadAttention(nn.Module):
@@ -132,58 +140,44 @@ class MultiHeadAttention(nn.Module):
         self.w_k = nn.Linear(config.d_model, config.d_model)
         self.w_v = nn.Linear(config.d_model, config.d_model)
         self.w_o = nn.Linear(config.d_model, config.d_model)
-        # Interventions, set only by core/ablation.py and only on a copy of the model:
-        # head_gate (H,) or (B, H), 0 or 1: a head gated by 0 adds nothing to Concat(...) W^O
-        # (head ablation, Michel et al. 2019); one row per batch item ablates different heads
-        # in one pass. replace_weights(weights, mask) -> new weights, both (B, H, T_q, T_k):
-        # attention weights swapped for others (uniform, permuted) before they weigh the values.
-        self.head_gate: Tensor | None = None
-        self.replace_weights: Callable[[Tensor, Tensor | None], Tensor] | None = None
+        self.attend = Attend()
 
     def split_heads(self, x: Tensor) -> Tensor:
         """(B, T, D) -> (B, H, T, d_k)"""
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.d_k).transpose(1, 2)
 
-    def project_kv(self, source: Tensor) -> tuple[Tensor, Tensor]:
+    def project_kv(self, context: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values of what is attended to: (B, T_k, D) -> two (B, H, T_k, d_k)."""
-        return self.split_heads(self.w_k(source)), self.split_heads(self.w_v(source))
+        return self.split_heads(self.w_k(context)), self.split_heads(self.w_v(context))
+
+    def keys_values(
+        self, context: Tensor, cache: KVCache | None, rows: int
+    ) -> tuple[Tensor, Tensor]:
+        """K and V of the context for B ``rows``, two (B, H, T_k, d_k): with a cache, only the new
+        part is projected; a context (1, T_k, D) shared by all B rows is broadcast, not copied."""
+        project = self.project_kv
+        key, value = cache.keys_values(context, project) if cache else project(context)
+        return broadcast_batch(key, rows), broadcast_batch(value, rows)
 
     def forward(
         self,
         x: Tensor,
-        source: Tensor,
+        context: Tensor,
         mask: Tensor | None,
         cache: KVCache | None = None,
-        record: list[AttentionMaps] | None = None,
+        trace: list[AttentionMaps] | None = None,
     ) -> Tensor:
-        """x (B, T_q, D) attends to source (B, T_k, D): x itself in self-attention, the encoder
-        output in cross-attention. With a cache, source holds only what it has not seen yet.
-
-        With a record, the explicit :func:`attention` appends its maps to it; without, the fused
-        kernel computes the same output. As in the paper, no dropout acts on the attention weights
-        (section 5.4 drops out sub-layer outputs and embeddings only).
-        """
+        """x (B, T_q, D) attends to its context (B or 1, T_k, D): x itself in self-attention, the
+        encoder output in cross-attention; with a cache, only what it has not seen. A trace gets
+        the maps. No dropout on the attention weights: section 5.4 has none there."""
         query = self.split_heads(self.w_q(x))  # (B, H, T_q, d_k)
-        key, value = (
-            cache.keys_values(source, self.project_kv) if cache else self.project_kv(source)
-        )
-        key, value = broadcast_batch(key, query.size(0)), broadcast_batch(value, query.size(0))
-        if record is None and not self.training and self.replace_weights is None:
-            heads = F.scaled_dot_product_attention(query, key, value, mask)
-        else:
-            # training takes the explicit path too: on CPU its backward measured 2x faster than the
-            # fused kernel's (benchmarks/training_throughput.py)
-            heads, maps = attention(query, key, value, mask)
-            if self.replace_weights is not None:
-                maps.weights = self.replace_weights(maps.weights, mask)
-                heads = maps.weights @ value  # (B, H, T_q, d_k)
-            if record is not None:
-                record.append(maps)
-        if self.head_gate is not None:
-            heads = heads * self.head_gate[..., None, None]  # (B or 1, H, 1, 1) broadcast
-        concat = heads.transpose(1, 2).flatten(2)  # (B, T_q, H, d_k) -> (B, T_q, D)
-        return self.w_o(concat)
+        key, value = self.keys_values(context, cache, x.size(0))  # (B, H, T_k, d_k) each
+        heads, maps = self.attend(query, key, value, mask, with_maps=trace is not None)
+        if trace is not None:
+            trace.append(maps)
+        concat = heads.transpose(1, 2).flatten(2)  # (B, H, T_q, d_k) -> (B, T_q, D)
+        return self.w_o(concat)  # (B, T_q, D)
 
 
 class FeedForward(nn.Module):
@@ -213,13 +207,11 @@ class Residual(nn.Module):
         return self.norm(x + self.dropout(sublayer(x)))  # post-LN, the paper's
 
 
-# --------------------------------------------------------------------------------------------------
-# Encoder and decoder layers
-# --------------------------------------------------------------------------------------------------
+# ---- Encoder and decoder layers ------------------------------------------------------------------
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention over the source, then the feed-forward network."""
+    """Self-attention over the source, then the feed-forward network (Figure 1, left)."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -228,9 +220,11 @@ class EncoderLayer(nn.Module):
         self.residual_attn = Residual(config)
         self.residual_ff = Residual(config)
 
-    def forward(self, x: Tensor, mask: Tensor, record: list[AttentionMaps] | None = None) -> Tensor:
-        x = self.residual_attn(x, lambda h: self.self_attn(h, h, mask, record=record))
-        return self.residual_ff(x, self.feed_forward)
+    def forward(self, x: Tensor, mask: Tensor, trace: Intermediates | None = None) -> Tensor:
+        """x (B, S, D) -> (B, S, D), mask (B, 1, 1, S); a trace gets the maps in encoder_self."""
+        maps = trace.encoder_self if trace else None
+        x = self.residual_attn(x, lambda h: self.self_attn(h, h, mask, trace=maps))  # (B, S, D)
+        return self.residual_ff(x, self.feed_forward)  # (B, S, D)
 
 
 class DecoderLayer(nn.Module):
@@ -254,24 +248,20 @@ class DecoderLayer(nn.Module):
         cache: LayerCache | None = None,
         trace: Intermediates | None = None,
     ) -> Tensor:
-        """x (B, T, D) the new target positions; memory (B, S, D) the encoder output, or (1, S, D)
-        shared by all B rows when they decode the same sentence.
-
-        With a cache, x holds only the positions not seen before (one per step when decoding) and
-        self_mask covers (T_new, T_cached + T_new).
-        """
+        """x (B, T, D) the new target positions -> (B, T, D); memory (B, S, D) the encoder output,
+        or (1, S, D) shared by all B rows when they decode the same sentence. With a cache, x holds
+        only the positions not seen before (one per step when decoding) and self_mask covers
+        (T_new, T_cached + T_new). A trace gets the maps in decoder_self and cross."""
         self_cache, cross_cache = (cache.self_attn, cache.cross_attn) if cache else (None, None)
         self_maps, cross_maps = (trace.decoder_self, trace.cross) if trace else (None, None)
         x = self.residual_self(x, lambda h: self.self_attn(h, h, self_mask, self_cache, self_maps))
-        x = self.residual_cross(
+        x = self.residual_cross(  # queries from x, keys and values from memory: (B, T, D)
             x, lambda h: self.cross_attn(h, memory, memory_mask, cross_cache, cross_maps)
         )
-        return self.residual_ff(x, self.feed_forward)
+        return self.residual_ff(x, self.feed_forward)  # (B, T, D)
 
 
-# --------------------------------------------------------------------------------------------------
-# The whole model
-# --------------------------------------------------------------------------------------------------
+# ---- The whole model -----------------------------------------------------------------------------
 
 
 @dataclass
@@ -295,16 +285,12 @@ class Transformer(nn.Module):
         super().__init__()
         self.config = config
         self.embedding = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
-        self.register_buffer(
-            "pe", positional_encoding(config.max_len, config.d_model), persistent=False
-        )
+        pe = positional_encoding(config.max_len, config.d_model)  # (max_len, D)
+        self.register_buffer("pe", pe, persistent=False)
         self.dropout = Dropout(config.dropout)
-        self.encoder_layers = nn.ModuleList(
-            EncoderLayer(config) for _ in range(config.n_encoder_layers)
-        )
-        self.decoder_layers = nn.ModuleList(
-            DecoderLayer(config) for _ in range(config.n_decoder_layers)
-        )
+        n_encoder_layers, n_decoder_layers = config.n_encoder_layers, config.n_decoder_layers
+        self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(n_encoder_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(config) for _ in range(n_decoder_layers))
         # pre-LN leaves the last residual stream un-normalised; post-LN already ends on a norm
         self.encoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
         self.decoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
@@ -324,12 +310,10 @@ class Transformer(nn.Module):
     def embed(
         self, tokens: Tensor, offset: int = 0, token_embedding: Tensor | None = None
     ) -> tuple[Tensor, Tensor, Tensor]:
-        """Embedding(x) * sqrt(D) + PE, for positions offset.. offset+T.
-
-        Returns the model input (B, T, D), the scaled token embedding (B, T, D) and the positional
-        encoding (T, D). A given ``token_embedding`` (B, T, D) stands for Embedding(x) * sqrt(D):
-        attribution methods move along it (core/attribution.py).
-        """
+        """Embedding(x) * sqrt(D) + PE for positions offset.. offset+T: the model input (B, T, D),
+        the scaled token embedding (B, T, D) and the positional encoding (T, D). A given
+        ``token_embedding`` (B, T, D) stands for Embedding(x) * sqrt(D): attribution methods move
+        along it (core/attribution.py)."""
         length = tokens.size(1)
         if offset + length > self.config.max_len:
             raise ValueError(
@@ -346,17 +330,14 @@ class Transformer(nn.Module):
         trace: Intermediates | None = None,
         token_embedding: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
-        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S).
-
-        With a trace, it records the embeddings and each layer's self-attention into it. A given
-        ``token_embedding`` (B, S, D) replaces the source's scaled embeddings (see :meth:`embed`).
-        """
+        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S). A trace gets the
+        embeddings and each layer's maps; a ``token_embedding`` is as in :meth:`embed`."""
         source_mask = padding_mask(source, self.config.pad_id)
         x, token_embedding, pe = self.embed(source, token_embedding=token_embedding)
         if trace is not None:
             trace.source_embedding, trace.source_positional = token_embedding, pe
         for layer in self.encoder_layers:
-            x = layer(x, source_mask, trace.encoder_self if trace else None)
+            x = layer(x, source_mask, trace)
         return self.encoder_norm(x), source_mask
 
     def decode(
@@ -367,8 +348,8 @@ class Transformer(nn.Module):
         cache: list[LayerCache] | None = None,
         trace: Intermediates | None = None,
     ) -> Tensor:
-        """Logits (B, T, V) for the next token after each target position: the pre-softmax
-        projection of :meth:`decoder_output`, whose arguments it takes."""
+        """Logits (B, T, V) for the next token after each position: :meth:`decoder_output`'s,
+        through :meth:`unembed`."""
         return self.unembed(self.decoder_output(target, memory, memory_mask, cache, trace))
 
     def decoder_output(
@@ -381,12 +362,10 @@ class Transformer(nn.Module):
     ) -> Tensor:
         """The decoder stack's output (B, T, D), normalised, before the pre-softmax projection.
 
-        target (B, T) is the whole decoder input, or with a cache only the positions after those
-        already cached (offset = cached length). Padded target positions only matter as keys, which
-        the causal mask already hides from every real query that precedes them. memory (B, S, D),
-        or (1, S, D) for B hypotheses of one sentence, with its mask from :meth:`encode`.
-        With a trace, it records the embeddings and each layer's attention into it.
-        """
+        target (B, T): the whole decoder input, or with a cache the positions after those cached.
+        Padded target positions only matter as keys, which the causal mask already hides from every
+        real query before them. memory (B or 1, S, D) and its mask come from :meth:`encode`.
+        A trace gets the embeddings and each layer's maps."""
         offset = cache[0].self_attn.length if cache else 0
         x, token_embedding, pe = self.embed(target, offset)
         if trace is not None:
@@ -398,8 +377,7 @@ class Transformer(nn.Module):
         return self.decoder_norm(x)
 
     def unembed(self, x: Tensor) -> Tensor:
-        """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T,
-        (..., D) -> (..., V)."""
+        """Logits x E^T, (..., D) -> (..., V): the output projection, tied to E (section 3.4)."""
         return x @ self.embedding.weight.T
 
     def forward(

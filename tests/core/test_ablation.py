@@ -5,8 +5,16 @@ import pytest
 import torch
 
 from core import InputError
-from core.ablation import Head, ablated, attention_module, intervened_translator
+from core.ablation import (
+    Head,
+    HeadsOff,
+    ablated,
+    attention_module,
+    install,
+    intervened_translator,
+)
 from core.decoding import beam_search, greedy_decode
+from core.model import Attend, MultiHeadAttention
 from core.tokenizer import BOS_ID, EOS_ID
 from tests.conftest import TINY, eos_prone_model
 
@@ -56,13 +64,13 @@ def test_all_gates_open_is_the_model_itself_and_the_original_is_untouched():
     source, target = sources()[2], torch.tensor([[BOS_ID, 5, 6]])
     opened = ablated(original, [])
     for module in opened.modules():
-        if hasattr(module, "head_gate"):
-            module.head_gate = torch.ones(TINY.n_heads)
+        if isinstance(module, MultiHeadAttention):
+            install(HeadsOff(torch.ones(TINY.n_heads)), module)
     switched_off = ablated(original, OFF)
     with torch.no_grad():
         assert torch.equal(original(source, target)[0], opened(source, target)[0])
         assert not torch.equal(original(source, target)[0], switched_off(source, target)[0])
-    assert all(getattr(m, "head_gate", None) is None for m in original.modules())
+    assert all(type(m) is Attend for m in original.modules() if isinstance(m, Attend))
 
 
 def test_decoding_with_heads_off_keeps_its_invariants():

@@ -1,11 +1,13 @@
 """Model invariants: attention is a distribution, masks hold exactly, paths and caches agree."""
 
+import copy
 import math
 
 import pytest
 import torch
 
 from core.model import (
+    Attend,
     ModelConfig,
     MultiHeadAttention,
     Transformer,
@@ -115,11 +117,56 @@ def test_multi_head_attention_heads_see_their_own_slice():
     torch.manual_seed(3)
     mha = MultiHeadAttention(TINY).eval()
     x = torch.randn(1, 4, TINY.d_model)
-    record = []
-    mha(x, x, None, record=record)
-    (maps,) = record
+    trace = []
+    mha(x, x, None, trace=trace)
+    (maps,) = trace
     assert maps.weights.shape == (1, TINY.n_heads, 4, 4)
     assert not torch.allclose(maps.weights[:, 0], maps.weights[:, 1])
+
+
+class ZeroHead(Attend):
+    """The heads as the model's own Attend computes them, one of them then zeroed."""
+
+    def __init__(self, head: int) -> None:
+        super().__init__()
+        self.head = head
+
+    def forward(self, query, key, value, mask, with_maps):
+        heads, maps = super().forward(query, key, value, mask, with_maps)
+        heads = heads.clone()
+        heads[:, self.head] = 0.0
+        return heads, maps
+
+
+def concat_heads(model, name: str, inspect: bool) -> torch.Tensor:
+    """Concat(head_1, ..., head_h) (B, T_q, D), the input of W^O in the attention ``name``."""
+    seen = []
+    w_o = model.get_submodule(name).w_o
+    hook = w_o.register_forward_pre_hook(lambda _, inputs: seen.append(inputs[0]))
+    with torch.no_grad():
+        model(*batch(), inspect=inspect)
+    hook.remove()
+    (concat,) = seen
+    return concat
+
+
+@pytest.mark.parametrize("inspect", [False, True])  # fused kernel and explicit path
+def test_an_attend_put_in_the_seam_computes_the_heads(model, inspect):
+    """Every multi-head attention takes its heads from its Attend: one that zeroes head 1 removes
+    exactly that head's slice of Concat(head_1, ..., head_h), the input of W^O, and leaves the
+    other heads' slices as they were, in encoder self-, decoder self- and cross-attention."""
+    head, d_k = 1, TINY.d_k
+    names = [name for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)]
+    assert len(names) == TINY.n_encoder_layers + 2 * TINY.n_decoder_layers
+    for name in names:
+        changed = copy.deepcopy(model)
+        changed.get_submodule(name).attend = ZeroHead(head).eval()
+        before, after = concat_heads(model, name, inspect), concat_heads(changed, name, inspect)
+        zeroed = slice(head * d_k, (head + 1) * d_k)
+        assert (after[..., zeroed] == 0).all() and (before[..., zeroed] != 0).any(), name
+        kept = torch.ones(TINY.d_model, dtype=torch.bool)
+        kept[zeroed] = False
+        assert torch.equal(after[..., kept], before[..., kept]), name
 
 
 def test_config_rejects_heads_that_do_not_divide_d_model():
