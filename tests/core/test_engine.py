@@ -8,16 +8,17 @@ model (d192) at most 1.3e-5 on beam scores, 1.2e-5 on logits, 1.6e-6 on attentio
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import numpy as np
 import pytest
 import torch
 
-from core.ablation import Head, intervened_translator
+from core.ablation import Head, intervened, intervened_translator
 from core.decoding import beam_search, greedy_decode
 from core.engine import PACK_ABOVE_BYTES, Engine, Linear
-from core.model import ModelConfig, Transformer
+from core.model import Attend, ModelConfig, Transformer
 from core.tokenizer import BOS_ID, EOS_ID
 from core.translator import Translator
 from tests.conftest import TINY
@@ -240,6 +241,24 @@ def test_the_engine_follows_changed_weights(tiny_model_dir):
         fast.model.decoder_layers[0].self_attn.w_q.weight.mul_(3.0)  # inside the fused W^QKV
     assert fast.decoder is not engine
     assert_translators_agree(fast, readable, SENTENCES[:1])
+
+
+class SameAttend(Attend):
+    """An Attend of another type that changes nothing."""
+
+
+@pytest.mark.parametrize("how", ["off", "uniform", "permute", "same"])
+def test_the_engine_runs_only_models_that_attend_with_the_models_own_attend(model, how):
+    """Whatever is put in place of an attention's Attend, an intervention or a subclass that
+    changes nothing, the engine does not stand for the model: the check is by type."""
+    assert Engine.can_run(model)
+    if how == "same":
+        changed = copy.deepcopy(model)
+        changed.decoder_layers[1].cross_attn.attend = SameAttend().eval()
+    else:
+        changed = intervened(model, [Head("encoder", 1, 0)], how)
+    assert not Engine.can_run(changed)
+    assert Engine.can_run(model)  # the original is untouched
 
 
 def test_interventions_and_training_mode_decode_on_the_model(translator):
