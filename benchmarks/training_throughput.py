@@ -1,5 +1,6 @@
-"""Training throughput: target tokens per second of the trainer's own step, where the time goes,
-and how much of the machine's bf16 matrix-multiply peak the step reaches.
+"""Training throughput: target tokens per second of the trainer's own step in bf16 and in float32,
+which of the two `--dtype auto` picks on this machine, where the time goes, and how much of the
+machine's matrix-multiply peak the step reaches.
 
     python -m benchmarks.training_throughput                          # d_model 192, 2,500 tokens
     python -m benchmarks.training_throughput --d-model 128 --d-ff 512 --profile
@@ -13,8 +14,9 @@ fixed synthetic batch: --batch-tokens tokens as rows of --length source and targ
 padding, so every checkout does exactly the same work. With --baseline, workers alternate
 between the two checkouts, repeat by repeat, so a busy machine slows them alike.
 
-The peak is measured here, not quoted (train/hardware.py): a bf16 (4096 x 256) @ (256 x 1024)
-matmul. MFU = 6 x parameters x tokens/s / peak.
+This checkout is measured in both compute types (--dtype bf16 and fp32), the baseline with its own
+default. The peak is measured here, not quoted (train/hardware.py): a (4096 x 256) @ (256 x 1024)
+matmul in each type. MFU = 6 x parameters x tokens/s / peak of the step's type.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def trainer_flags(args: argparse.Namespace, out: Path) -> list[str]:
         flags += ["--vocab-size", str(args.vocab_size), "--d-model", str(args.d_model)]
         flags += ["--d-ff", str(args.d_ff), "--n-layers", str(args.n_layers)]
         flags += ["--norm-first" if args.norm_first else "--no-norm-first"]
+    flags += ["--dtype", args.dtype] if args.dtype else []
     return [*flags, "--dropout", str(args.dropout)]
 
 
@@ -92,9 +95,11 @@ def profile_table(trainer, batch: list[int], steps: int) -> str:
     return profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=PROFILE_ROWS)
 
 
-def run_worker(args: argparse.Namespace, source: Path) -> dict:
-    """measure() in a fresh process importing core/ and train/ from ``source``."""
-    command = [sys.executable, __file__, "--worker", str(source), *worker_flags(args)]
+def run_worker(args: argparse.Namespace, source: Path, dtype: str | None) -> dict:
+    """measure() in a fresh process importing core/ and train/ from ``source``; ``dtype`` None
+    leaves the checkout's own default (a baseline may not know --dtype)."""
+    flags = [*worker_flags(args), *([f"--dtype={dtype}"] if dtype else [])]
+    command = [sys.executable, __file__, "--worker", str(source), *flags]
     completed = subprocess.run(command, capture_output=True, text=True, cwd=source)
     if completed.returncode:
         raise SystemExit(f"worker for {source} failed:\n{completed.stderr[-3000:]}")
@@ -114,27 +119,36 @@ def shape_options(args: argparse.Namespace) -> dict:
     return {name: getattr(args, name) for name in names}
 
 
-def report(args: argparse.Namespace, after: list[dict], before: list[dict]) -> None:
-    from train.hardware import matmul_peak_flops, model_flops_utilisation
+def report(args: argparse.Namespace, runs: dict[str, list[dict]]) -> None:
+    from train.hardware import choose_dtype, cpu_flags, matmul_peak_flops, model_flops_utilisation
 
-    peak = matmul_peak_flops(args.threads)
-    print(f"bf16 matmul peak, measured: {peak / 1e12:.2f} TFLOP/s on {args.threads} thread(s)")
-    print(f"{'checkout':<12} {'tokens/s':>10} {'ms/step':>9} {'MFU':>7} {'parameters':>12}")
+    print(f"CPU flags: {' '.join(cpu_flags()) or 'none of AMX, AVX-512, AVX2'}")
+    peaks = {dtype: matmul_peak_flops(args.threads, dtype=dtype) for dtype in ("bf16", "fp32")}
+    for dtype, peak in peaks.items():
+        print(
+            f"{dtype} matmul peak, measured: {peak / 1e12:.2f} TFLOP/s on {args.threads} thread(s)"
+        )
+    print(f"{'checkout':<14} {'tokens/s':>10} {'ms/step':>9} {'MFU':>7} {'parameters':>12}")
     rates = {}
-    for name, results in (("this", after), ("baseline", before)):
-        if not results:
-            continue
+    for name, results in runs.items():
         rate = statistics.median([r for result in results for r in result["tokens_per_s"]])
-        parameters = results[0]["parameters"]
         rates[name] = rate
         tokens_per_step = max(1, args.batch_tokens // args.length) * args.length
-        step_ms = 1000 * tokens_per_step / rate
-        mfu = model_flops_utilisation(parameters, rate, peak)
-        print(f"{name:<12} {rate:>10,.0f} {step_ms:>9.0f} {mfu:>7.1%} {parameters:>12,}")
+        peak = peaks["fp32" if name.endswith("fp32") else "bf16"]
+        mfu = model_flops_utilisation(results[0]["parameters"], rate, peak)
+        print(
+            f"{name:<14} {rate:>10,.0f} {1000 * tokens_per_step / rate:>9.0f} {mfu:>7.1%} "
+            f"{results[0]['parameters']:>12,}"
+        )
+    chosen = choose_dtype({"bf16": 1 / rates["this bf16"], "fp32": 1 / rates["this fp32"]})
+    print(
+        f"--dtype auto picks {chosen} on this machine (bf16 / fp32: "
+        f"{rates['this bf16'] / rates['this fp32']:.2f}x tokens per second)"
+    )
     if "baseline" in rates:
-        print(f"this / baseline: {rates['this'] / rates['baseline']:.2f}x tokens per second")
-    for name, results in (("this", after), ("baseline", before)):
-        if results and "profile" in results[0]:
+        print(f"this {chosen} / baseline: {rates[f'this {chosen}'] / rates['baseline']:.2f}x")
+    for name, results in runs.items():
+        if "profile" in results[0]:
             print(f"\nprofile ({name}, {args.profile_steps} steps):\n{results[0]['profile']}")
 
 
@@ -160,6 +174,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--baseline", type=Path, help="another checkout (holding core/ and train/) to compare")
     add("--dry-run", action="store_true", help="seconds: the dry-run model, 2 steps, 1 repeat")
     add("--worker", type=Path, help=argparse.SUPPRESS)
+    add("--dtype", choices=["bf16", "fp32"], help=argparse.SUPPRESS)  # a worker's compute type
     args = parser.parse_args(argv)
     if args.dry_run:
         args.steps, args.warmup_steps, args.repeats, args.profile_steps = 2, 1, 1, 1
@@ -174,12 +189,13 @@ def main(argv: list[str] | None = None) -> None:
         os.environ["TQDM_DISABLE"] = "1"
         print(json.dumps(measure(args)))
         return
-    after, before = [], []
-    runs = [(after, REPO)] + ([(before, args.baseline.resolve())] if args.baseline else [])
+    workers = [("this bf16", REPO, "bf16"), ("this fp32", REPO, "fp32")]
+    workers += [("baseline", args.baseline.resolve(), None)] if args.baseline else []
+    runs: dict[str, list[dict]] = {name: [] for name, _, _ in workers}
     for repeat in range(args.repeats):
-        for results, source in runs if repeat % 2 == 0 else runs[::-1]:  # each first by turns
-            results.append(run_worker(args, source))
-    report(args, after, before)
+        for name, source, dtype in workers if repeat % 2 == 0 else workers[::-1]:  # first by turns
+            runs[name].append(run_worker(args, source, dtype))
+    report(args, runs)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,11 @@
     python -m train.card --run runs/cpu                                # card in runs/cpu/model/
     python -m train.card --run runs/cpu --export pretrained/en-de-fr   # ship it
 
-Scores Multi30k test_2016_flickr (en-de, en-fr) and the run's validation split with sacreBLEU and
-chrF (beam search), then writes card.json (for programs, the app's Model page) and card.md (for
-people) beside model.pt, spm.model, metrics.jsonl and the snapshots. Without --export nothing
-outside the run folder changes.
+Scores Multi30k test_2016_flickr (in-domain: image captions), FLORES-200 devtest (general domain:
+Wikinews, Wikivoyage, Wikibooks; a test set only, never trained on) and the run's validation split
+with sacreBLEU and chrF (beam search), then writes card.json (for programs, the app's Model page)
+and card.md (for people) beside model.pt, spm.model, metrics.jsonl and the snapshots. Without
+--export nothing outside the run folder changes.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import (
     CORPORA,
+    CorpusError,
     corpus_weight,
     default_data_dir,
+    flores_devtest,
     load_corpus,
     multi30k_test,
     parse_mixture,
@@ -55,18 +58,55 @@ DATA_SOURCES = [
         "attribution": "Elliott et al. 2016, Multi30K: Multilingual English-German Image "
         "Descriptions (github.com/multi30k/dataset)",
     },
+    {
+        "name": "WMT news test sets en-de (newstest 2008-2021 except 2014 and 2019, WMT general "
+        "test 2022-2024)",
+        "pairs": 33815 + 5632,
+        "license": "research use",
+        "attribution": "statmt.org WMT shared tasks, via github Helsinki-NLP/OPUS-MT-testsets "
+        "and wmt-conference/wmt22-24-news-systems",
+    },
+    {
+        "name": "MLQE-PE English-German Wikipedia sentences with post-edits",
+        "pairs": 8999,
+        "license": "CC0",
+        "attribution": "Fomicheva et al. 2022, MLQE-PE (github sheffieldnlp/mlqe-pe)",
+    },
+    {
+        "name": "BConTrasT English-German customer-service chat (WMT20 chat task)",
+        "pairs": 13962,
+        "license": "CC BY-SA 4.0 (share-alike: this model is derived from it)",
+        "attribution": "Farajian et al. 2020, BConTrasT (github Unbabel/BConTrasT)",
+    },
+    {
+        "name": "WMT news test sets en-fr (newstest 2008-2013, newsdiscusstest 2015)",
+        "pairs": 18035,
+        "license": "research use",
+        "attribution": "statmt.org WMT shared tasks, via github Helsinki-NLP/OPUS-MT-testsets",
+    },
 ]
+TEST_SETS = {  # name -> (reader, domain); the card scores each set whose files are present
+    "multi30k test_2016_flickr": (multi30k_test, "in-domain"),
+    "FLORES-200 devtest": (flores_devtest, "general"),
+}
 
 
 def score_sets(
     translator: Translator, data_dir: Path, beam_size: int, limit: int, valid_sentences: int
 ) -> list[dict]:
-    """BLEU/chrF on Multi30k test_2016_flickr and on an evenly spread sample of the validation
-    split (every k-th pair, Tatoeba and Multi30k val alike), per language."""
+    """BLEU/chrF on the test sets (TEST_SETS) and on an evenly spread sample of the validation
+    split (every k-th pair, Tatoeba, general and Multi30k val alike), per language."""
     scores = []
     valid = load_corpus(data_dir).valid
     for target in LANGUAGES:
-        sets = {"multi30k test_2016_flickr": multi30k_test(data_dir, target)}
+        sets = {}
+        for name, (read, _) in TEST_SETS.items():
+            try:
+                sets[name] = read(data_dir, target)
+            except CorpusError as error:
+                if not isinstance(error.__cause__, FileNotFoundError):
+                    raise
+                print(f"skipped {name} en-{target}: not found in {data_dir}", file=sys.stderr)
         examples = [e for e in valid if e.target == target]
         examples = examples[:: max(1, len(examples) // valid_sentences)][:valid_sentences]
         sets["validation split"] = (
@@ -80,6 +120,7 @@ def score_sets(
             scores.append(
                 {
                     "set": name,
+                    "domain": TEST_SETS[name][1] if name in TEST_SETS else "validation",
                     "pair": f"en-{target}",
                     "bleu": result["bleu"],
                     "chrf": result["chrf"],
@@ -104,6 +145,12 @@ EXAMPLES = [
     "John lives in Salt Lake City. He enjoys hiking with his dog.",
     "Two young children in red shirts are playing football in a park next to a large fountain "
     "while their parents sit on a wooden bench and watch them in the warm afternoon sun.",
+    # what a lecturer on this very subject types (issue #27)
+    "Attention is all you need.",
+    "Let's learn deep learning!",
+    "Machine translation has improved a lot in recent years.",
+    "His cat hates hiking.",
+    "The children are sleeping, so please be quiet.",
 ]
 LENGTH_PENALTY = 0.6  # the GNMT alpha every score and example here is decoded with
 AUGMENTATION_KEYS = (  # train/augment.py
@@ -269,11 +316,12 @@ def scores_section(scores: list[dict]) -> list[str]:
     lines = [
         "## Scores (sacreBLEU, beam search)",
         "",
-        "| set | pair | sentences | BLEU | chrF |",
-        "|---|---|---|---|---|",
+        "| set | domain | pair | sentences | BLEU | chrF |",
+        "|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {s['set']} | {s['pair']} | {s['sentences']} | {s['bleu']:.1f} | {s['chrf']:.1f} |"
+        f"| {s['set']} | {s.get('domain', '')} | {s['pair']} | {s['sentences']} | "
+        f"{s['bleu']:.1f} | {s['chrf']:.1f} |"
         for s in scores
     ]
     signatures = sorted(

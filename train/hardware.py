@@ -26,17 +26,22 @@ def choose_dtype(step_seconds: dict[str, float]) -> str:
     return "bf16" if step_seconds["bf16"] < BF16_MARGIN * step_seconds["fp32"] else "fp32"
 
 
-def best_seconds(step: Callable[[], None], repeats: int = 3, device: str = "cpu") -> float:
-    """The fastest of ``repeats`` timed calls of ``step``, after one untimed warm-up call."""
+def best_seconds(
+    steps: dict[str, Callable[[], None]], repeats: int = 3, device: str = "cpu"
+) -> dict[str, float]:
+    """The fastest of ``repeats`` timed calls of each step, after one untimed warm-up call each.
+    The steps take turns, so that a busy machine slows them alike."""
     synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    step()
-    best = float("inf")
-    for _ in range(repeats):
-        synchronize()
-        start = time.perf_counter()
+    for step in steps.values():
         step()
-        synchronize()
-        best = min(best, time.perf_counter() - start)
+    best = dict.fromkeys(steps, float("inf"))
+    for _ in range(repeats):
+        for name, step in steps.items():
+            synchronize()
+            start = time.perf_counter()
+            step()
+            synchronize()
+            best[name] = min(best[name], time.perf_counter() - start)
     return best
 
 
@@ -58,7 +63,7 @@ def matmul_peak_flops(threads: int, d_model: int = 256, repeats: int = 20, dtype
     torch.set_num_threads(threads)
     left = torch.randn(PEAK_ROWS, d_model, dtype=DTYPES[dtype])
     right = torch.randn(d_model, 4 * d_model, dtype=DTYPES[dtype])
-    seconds = best_seconds(lambda: left @ right, repeats)
+    seconds = best_seconds({dtype: lambda: left @ right}, repeats)[dtype]
     return 2 * PEAK_ROWS * d_model * 4 * d_model / seconds
 
 

@@ -12,6 +12,7 @@ import os
 import random
 import shutil
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -227,19 +228,21 @@ class Trainer:
         vocab = self.model_config.vocab_size
         with torch.random.fork_rng(devices=[]):  # the probe's draws leave the run's seed alone
             batch = torch.randint(4, vocab, (rows, PROBE_LENGTH), device=self.device)
-            seconds = {name: self.dist.mean(self.step_seconds(name, batch)) for name in DTYPES}
+            steps = {name: self.probe_step(name, batch) for name in DTYPES}
+            seconds = best_seconds(steps, device=self.device.type)
         self.model.zero_grad(set_to_none=True)
+        seconds = {name: self.dist.mean(value) for name, value in seconds.items()}
         return choose_dtype(seconds), seconds
 
-    def step_seconds(self, dtype: str, batch: torch.Tensor) -> float:
-        """Seconds of a forward and backward pass over ``batch`` as source and target."""
+    def probe_step(self, dtype: str, batch: torch.Tensor) -> Callable[[], None]:
+        """A forward and backward pass over ``batch`` as source and target, in ``dtype``."""
         loss = TranslationLoss(self.model, self.config.label_smoothing, DTYPES[dtype])
 
         def step() -> None:
             with self.autocast_for(dtype):
                 loss(batch, batch[:, :-1], batch[:, 1:]).backward()
 
-        return best_seconds(step, device=self.device.type)
+        return step
 
     def dtype_note(self) -> str:
         if not self.dtype_seconds:

@@ -1,6 +1,7 @@
 """benchmarks/training_throughput.py stays runnable: its dry run times the dry-run trainer."""
 
 import gzip
+import re
 
 from benchmarks import training_throughput
 from support.tiny_corpus import tiny_corpus
@@ -15,7 +16,9 @@ def test_training_benchmark_dry_run_reports_tokens_per_second_and_mfu(capsys, tm
             tsv.writelines(f"{english}\t{target}\n" for english, target in zip(en, targets))
     training_throughput.main(["--dry-run", "--data-dir", str(tatoeba.parent), "--threads", "1"])
     out = capsys.readouterr().out
-    row = next(line.split() for line in out.splitlines() if line.startswith("this"))
-    assert float(row[1].replace(",", "")) > 0  # tokens/s
-    assert row[3].endswith("%")  # MFU against the measured peak
-    assert "TFLOP/s" in out
+    for dtype in ("bf16", "fp32"):
+        row = next(line.split() for line in out.splitlines() if line.startswith(f"this {dtype}"))
+        assert float(row[2].replace(",", "")) > 0  # tokens/s
+        assert row[4].endswith("%")  # MFU against the measured peak of that type
+        assert f"{dtype} matmul peak, measured" in out
+    assert re.search(r"--dtype auto picks (bf16|fp32) on this machine", out)
