@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 import plotly.graph_objects as go
 
-from app.figures import plot_text
+from app.figures.text import plot_text
 from core import LANGUAGES
 from core.labelled_attention import LabelledAttention
 

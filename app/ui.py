@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from app import figures, narrow, presentation, slides, state
+from app import narrow, presentation, slides, state
+from app.display import piece_text
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import LANGUAGES, CheckpointError, InputError
 from core.labelled_attention import PREDICTS, LabelledAttention
@@ -33,7 +34,7 @@ ELLIPSIS = " …"
 def decoder_rows(attention: LabelledAttention) -> str:
     """How to read the rows of a decoder or cross-attention map (markdown), with the map's own
     first row for example: core labels it "<s> → ▁Das", it reads <s> and predicts ▁Das."""
-    first = figures.piece_text(attention.query_labels[0])
+    first = piece_text(attention.query_labels[0])
     read, predicted = first.split(PREDICTS, 1)
     return (
         f"A decoder row is the position that reads a piece and predicts the next: {_code(first)} "
@@ -230,10 +231,10 @@ def attention_download(attention: LabelledAttention, caption: slides.Caption, na
 
 def table(rows: Sequence[dict], formats: dict[str, str] | None = None, **kwargs: Any) -> None:
     """Rows of dicts as a dataframe, their text as the figures show it (pieces with ·, see
-    figures.piece_text); ``formats`` maps a column to a printf format."""
+    piece_text); ``formats`` maps a column to a printf format."""
     shown = [
         {
-            name: figures.piece_text(value) if isinstance(value, str) else value
+            name: piece_text(value) if isinstance(value, str) else value
             for name, value in row.items()
         }
         for row in rows

@@ -143,8 +143,8 @@ def heads_lab(translator: Translator, repeat: int) -> dict[str, float]:
     """The Heads lab's work on a 30-piece sentence: the dashboard of every kind (statistics and
     figure), the importance of every head of every kind, and a re-translation with heads off
     beside a normal one (it should cost the same)."""
-    from app import figures
     from app.analysis import analyse
+    from app.figures.heads import head_dashboard
     from core.ablation import Head, head_importance, intervened_translator
     from core.head_statistics import head_roles, head_statistics
 
@@ -155,7 +155,7 @@ def heads_lab(translator: Translator, repeat: int) -> dict[str, float]:
             attention = getattr(result.attention, kind)
             statistics = head_statistics(attention.weights, attention.key_labels, kind != "cross")
             roles = [role.role for role in head_roles(statistics)]
-            figures.head_dashboard(statistics["entropy"], roles, kind, "entropy").to_json()
+            head_dashboard(statistics["entropy"], roles, kind, "entropy").to_json()
 
     def importance() -> None:
         for kind in ("encoder", "decoder", "cross"):

@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from app import figures, slides, state, ui
+from app import slides, state, ui
+from app.figures.heatmaps import attention_grid, attention_map
 
 EXPLAIN = {
     "encoder": "Each source piece (row) attends to every source piece (column).",
@@ -83,7 +84,7 @@ if single.open is not False:  # None: tabs without state (AppTest); draw it
             head = ui.pick("Head", HEADS, "head", default=DEFAULTS["head"], in_presentation=True)
         head_index = None if head == "avg" else head - 1
         ui.chart(
-            figures.attention_map(attention, layer - 1, head_index, head_title(layer, head)),
+            attention_map(attention, layer - 1, head_index, head_title(layer, head)),
             "attention-head",
             caption=caption(layer, head),
         )
@@ -97,13 +98,13 @@ if grid.open:
         layer, head = chosen("layer", LAYERS), chosen("head", HEADS)
         head_index = None if head == "avg" else head - 1
         ui.chart(
-            figures.attention_grid(attention, selected=(layer - 1, head_index)),
+            attention_grid(attention, selected=(layer - 1, head_index)),
             "attention-grid",
             on_select=open_tile,
             caption=caption(),
         )
         ui.chart(
-            figures.attention_map(attention, layer - 1, head_index, head_title(layer, head)),
+            attention_map(attention, layer - 1, head_index, head_title(layer, head)),
             "attention-grid-head",
             caption=caption(layer, head),
         )

@@ -4,9 +4,8 @@ cross-attention behind them, and the finished hypotheses re-ranked by the length
 import numpy as np
 import streamlit as st
 
-from app import figures, state, ui
-from app.analysis import (
-    beam_tree,
+from app import state, ui
+from app.figures.beam_layout import (
     candidate_rows,
     candidates_per_beam,
     reason_explanations,
@@ -15,7 +14,16 @@ from app.analysis import (
     shown_candidates,
     traced_per_beam,
     tree_candidates_per_beam,
+    tree_layout,
 )
+from app.figures.beam_search import (
+    beam_tree,
+    candidate_bars,
+    first_step_in_view,
+    legend_text,
+    rerank_lines,
+)
+from app.figures.heatmaps import attention_map
 
 PLAY_INTERVAL_S = 0.8  # seconds per step while the search plays
 
@@ -64,15 +72,15 @@ def step_view() -> None:
     per_beam = candidates_per_beam(settings.beam)  # bars per beam
     tree_per_beam = tree_candidates_per_beam(settings.beam)
     traced = traced_per_beam(beam_step)
-    nodes = beam_tree(
+    nodes = tree_layout(
         result.steps, analysis.pieces, step, per_beam=tree_per_beam, detokenize=detokenize
     )
     ui.chart(
-        figures.beam_tree(nodes, result.output_ids, step, explanations),
+        beam_tree(nodes, result.output_ids, step, explanations),
         "beam-tree",
         caption=ui.sentence_caption(search_step=step),
     )
-    first_in_view = figures.first_step_in_view(step)
+    first_in_view = first_step_in_view(step)
     window = (
         f" Steps {first_in_view}–{step} are in view: drag the chart sideways, or double-click it, "
         "for the earlier ones."
@@ -96,7 +104,7 @@ def step_view() -> None:
     with left:
         st.subheader(f"Step {step}: the candidates")
         ui.chart(
-            figures.candidate_bars(rows, explanations),
+            candidate_bars(rows, explanations),
             "candidates",
             caption=ui.sentence_caption(search_step=step),
         )
@@ -116,7 +124,7 @@ def step_view() -> None:
         head = ui.pick("Head", ["avg", *range(1, n_heads + 1)], "xhead", in_presentation=True)
         head_index = None if head == "avg" else head - 1
         ui.chart(
-            figures.attention_map(cross, layer - 1, head_index),
+            attention_map(cross, layer - 1, head_index),
             "step-cross-attention",
             caption=ui.sentence_caption(kind="cross", layer=layer, head=head, search_step=step),
         )
@@ -147,8 +155,8 @@ ui.table(
 )
 alphas = np.linspace(0.0, 2.0, 41)
 ranks, gaps = rerank_ranks(result.finished, alphas)
-labels = [figures.legend_text(detokenize(h.tokens), len(h.tokens)) for h in result.finished]
-ui.chart(figures.rerank_lines(labels, ranks, gaps, alphas, settings.alpha), "rerank")
+labels = [legend_text(detokenize(h.tokens), len(h.tokens)) for h in result.finished]
+ui.chart(rerank_lines(labels, ranks, gaps, alphas, settings.alpha), "rerank")
 st.caption(
     "Each line is a finished hypothesis, its rank against α (1, on top, is the output); where "
     "two lines cross, the length penalty swaps them. Hover a point for its gap to the best."

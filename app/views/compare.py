@@ -4,7 +4,9 @@ greedy search against beam search."""
 
 import streamlit as st
 
-from app import figures, state, ui
+from app import state, ui
+from app.display import piece_text
+from app.figures.heatmaps import attention_map
 from core import LANGUAGES
 from core.decoding import first_divergence, length_penalty
 from core.labelled_attention import LabelledAttention
@@ -29,7 +31,7 @@ def head_picker(
 
 def head_map(attention: LabelledAttention, layer: int, head: int | str, title: str):
     """attention_map for a layer and head counted from 1 ("avg": the mean of the heads)."""
-    return figures.attention_map(attention, layer - 1, None if head == "avg" else head - 1, title)
+    return attention_map(attention, layer - 1, None if head == "avg" else head - 1, title)
 
 
 def piece_at(output: Translation, position: int, missing: str = "") -> str:
@@ -115,7 +117,7 @@ if apart is None:
     st.text("Both searches find the same translation.")
     st.stop()
 greedy_piece, beam_piece = (
-    figures.piece_text(piece_at(output, apart, "(nothing)")) for output in (greedy, beam)
+    piece_text(piece_at(output, apart, "(nothing)")) for output in (greedy, beam)
 )
 st.text(
     f"They agree on the first {apart} pieces; at step {apart} (steps count from 0) greedy "

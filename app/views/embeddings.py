@@ -5,7 +5,14 @@ import math
 import numpy as np
 import streamlit as st
 
-from app import figures, state, ui
+from app import state, ui
+from app.figures.positional import (
+    PE_ORDERS,
+    embedding_sum,
+    positional_curves,
+    positional_heatmap,
+    positional_similarity,
+)
 from core.model import positional_encoding
 
 # How the encoder input figure colours its panels (the URL holds the key)
@@ -27,9 +34,9 @@ st.latex(
 )
 order = ui.pick(
     "Order of the dimensions in the heatmaps",
-    list(figures.PE_ORDERS),
+    list(PE_ORDERS),
     "peorder",
-    format_func=figures.PE_ORDERS.get,
+    format_func=PE_ORDERS.get,
     help="The paper interleaves them (even: sine, odd: cosine), which draws a barcode; as two "
     "blocks each shows a smooth sweep from fast waves (left) to slow ones (right).",
 )
@@ -37,7 +44,7 @@ order_note = " (sines, then cosines)" if order == "blocks" else ""
 
 st.subheader("Your sentence")
 ui.chart(
-    figures.positional_heatmap(
+    positional_heatmap(
         result.embeddings.source_position,
         result.source_tokens,
         f"PE of the {len(result.source_tokens)} source positions{order_note}",
@@ -57,7 +64,7 @@ length = st.slider(
 )
 pe = positional_encoding(length, config.d_model).numpy()  # (positions, d_model)
 ui.chart(
-    figures.positional_heatmap(pe, title=f"PE, positions 0..{length - 1}{order_note}", order=order),
+    positional_heatmap(pe, title=f"PE, positions 0..{length - 1}{order_note}", order=order),
     "pe-range",
 )
 dims = st.multiselect(
@@ -68,14 +75,14 @@ dims = st.multiselect(
     bind="query-params",
 )
 if dims:
-    ui.chart(figures.positional_curves(pe, dims), "pe-curves")
+    ui.chart(positional_curves(pe, dims), "pe-curves")
 else:
     st.info("No dimension chosen: pick one or more under “Dimensions to draw” to see its curve.")
 st.markdown(
     "**Similarity between positions.** The dot product PE(p)·PE(q) depends only on the distance "
     "p − q, which lets attention find relative positions."
 )
-ui.chart(figures.positional_similarity(pe), "pe-similarity")
+ui.chart(positional_similarity(pe), "pe-similarity")
 
 st.subheader("Token embedding + positional encoding")
 st.caption(
@@ -94,7 +101,7 @@ st.markdown(
 )
 scale = ui.pick("Colour scale", list(EMBEDDING_SCALES), "escale", format_func=EMBEDDING_SCALES.get)
 ui.chart(
-    figures.embedding_sum(
+    embedding_sum(
         embeddings.source_token,
         embeddings.source_position,
         result.source_tokens,

@@ -5,7 +5,10 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import figures, state, ui
+from app import state, ui
+from app.display import piece_text
+from app.figures.explain import agreement_map, difference_map, lens_map
+from app.figures.heads import focus_bars
 from core.ablation import INTERVENTIONS, Head, all_heads
 from core.attribution import IG_STEPS, rank_agreement
 from core.head_focus import rank_heads
@@ -28,7 +31,7 @@ READING_GUIDE = (
 )
 
 
-def difference_map(first: Translation, second: Translation, sentences: tuple[str, str]) -> None:
+def word_difference(first: Translation, second: Translation, sentences: tuple[str, str]) -> None:
     """Pick an output word of the first translation with a partner in the second (the first
     changed one by default) and draw where each looks, and the difference, over the source
     (``sentences``: the two English sentences, for the caption)."""
@@ -60,7 +63,7 @@ def difference_map(first: Translation, second: Translation, sentences: tuple[str
         None if layer == "mean" else layer - 1,
     )
     ui.chart(
-        figures.difference_map(
+        difference_map(
             found.first,
             found.second,
             found.source_labels,
@@ -92,15 +95,15 @@ position = st.selectbox(
     range(len(rows)),
     index=min(1, len(rows) - 1),
     # the URL holds this text: unique, as rows repeat
-    format_func=[f"{i}: {figures.piece_text(row)}" for i, row in enumerate(rows)].__getitem__,
+    format_func=[f"{i}: {piece_text(row)}" for i, row in enumerate(rows)].__getitem__,
     key="word",
     bind="query-params",
     help="Each decoder position reads one piece and predicts the next.",
 )
 lenses = state.cached_lenses(*state.current(), position)
-predicted = figures.piece_text(lenses.predicted)
+predicted = piece_text(lenses.predicted)
 title = f"Why “{predicted}”? Every lens over the source pieces"
-ui.chart(figures.lens_map(lenses.values, lenses.source_labels, title), f"lenses-{position}")
+ui.chart(lens_map(lenses.values, lenses.source_labels, title), f"lenses-{position}")
 # Captum's delta = sum(attributions) - (f(x) - f(baseline)), so the change is their sum - delta
 attributed = float(lenses.values["integrated gradients"].sum())
 st.caption(
@@ -111,7 +114,7 @@ st.caption(
     f"{attributed:+.4f} (completeness error, Captum's convergence delta: {lenses.ig_delta:+.4f})."
 )
 ui.chart(
-    figures.agreement_map(list(lenses.values), rank_agreement(lenses.values)),
+    agreement_map(list(lenses.values), rank_agreement(lenses.values)),
     "lens-agreement",
 )
 st.markdown(READING_GUIDE)
@@ -122,8 +125,7 @@ foil = st.selectbox(
     "Instead of",
     [piece for piece, _, _ in alternatives],
     format_func={
-        piece: f"{figures.piece_text(text)} (P {chance:.3f})"
-        for piece, text, chance in alternatives
+        piece: f"{piece_text(text)} (P {chance:.3f})" for piece, text, chance in alternatives
     }.get,
     key=f"foil-{position}",
     help="The pieces the model found likeliest after the one it chose.",
@@ -133,9 +135,9 @@ found = state.cached_contrast(
     position,
     foil,
 )
-foil_piece = figures.piece_text(next(text for piece, text, _ in alternatives if piece == foil))
+foil_piece = piece_text(next(text for piece, text, _ in alternatives if piece == foil))
 ui.chart(
-    figures.lens_map(
+    lens_map(
         {f"“{predicted}” rather than “{foil_piece}”": found.values},
         lenses.source_labels,
         "Contrastive integrated gradients over the source pieces",
@@ -219,7 +221,7 @@ st.text(
     "The translations differ in: "
     + ("; ".join(f"{old or '∅'} → {new or '∅'}" for old, new in changes) or "nothing")
 )
-difference_map(result, second, (settings.text, other))
+word_difference(result, second, (settings.text, other))
 first_words, second_words = result.word_attention.encoder, second.word_attention.encoder
 # each occurrence of a word the two sentences share, with its partner: (row in the first, second)
 shared = [
@@ -261,7 +263,7 @@ sides = (
 for (column, attention, name, caption), row in zip(sides, shared[followed]):
     with column:
         ui.chart(
-            figures.focus_bars(
+            focus_bars(
                 [f"{i} {key}" for i, key in enumerate(attention.key_labels)],  # "the" twice
                 attention.weights[best.layer, best.head, row],
                 f"“{word}” in the {name} sentence",

@@ -3,8 +3,16 @@
 import numpy as np
 import streamlit as st
 
-from app import figures, state, ui
+from app import state, ui
 from app.analysis import importance_estimate
+from app.figures.heads import (
+    attention_lines,
+    focus_bars,
+    head_dashboard,
+    pruning_curve,
+    token_score_changes,
+)
+from app.figures.heatmaps import attention_map
 from app.word_choice import first_word, follow
 from core.ablation import INTERVENTIONS, all_heads
 from core.head_focus import rank_heads
@@ -90,7 +98,7 @@ ranking = rank_heads(words, query, key, skip_self=kind != "cross" and key is Non
 label = words.query_labels[query]
 top = ranking[:TOP_HEADS]
 ui.chart(
-    figures.focus_bars(
+    focus_bars(
         [f"L{found.layer + 1} H{found.head + 1} on “{found.key_label}”" for found in top],
         [found.weight for found in top],
         f"Where “{label}” looks: the {TOP_HEADS} strongest heads",
@@ -103,7 +111,7 @@ best = ranking[0]
 best_caption = ui.sentence_caption(kind=kind, layer=best.layer + 1, head=best.head + 1, word=label)
 title = f"{ui.ATTENTION_KINDS[kind]}, layer {best.layer + 1}, head {best.head + 1} (the top head)"
 ui.chart(
-    figures.attention_lines(words, best.layer, best.head, query, f"“{label}” in the top head"),
+    attention_lines(words, best.layer, best.head, query, f"“{label}” in the top head"),
     "focus-lines",
     caption=best_caption,
 )
@@ -111,9 +119,7 @@ st.caption(
     "BertViz's head view: a line from the word to every word it attends to in the top head, as "
     "thick and as dark as the weight."
 )
-ui.chart(
-    figures.attention_map(words, best.layer, best.head, title), "focus-head", caption=best_caption
-)
+ui.chart(attention_map(words, best.layer, best.head, title), "focus-head", caption=best_caption)
 ui.attention_download(words, best_caption, f"{kind}-words")
 if kind != "cross":
     st.caption("A word's weight on itself is left out of the ranking.")
@@ -142,7 +148,7 @@ available = [name for name in STATISTICS if name in statistics]
 statistic = ui.pick("Colour by", available, "stat", format_func=STATISTICS.get)
 roles = head_roles(statistics)
 ui.chart(
-    figures.head_dashboard(
+    head_dashboard(
         statistics[statistic],
         [role.role for role in roles],
         f"{ui.ATTENTION_KINDS[kind]}: {STATISTIC_TITLES[statistic]}",
@@ -181,7 +187,7 @@ elif survey is not None:
     st.caption(f"Until you ask for your sentence's own, the map below is the mean over {sample}.")
 if importance is not None:
     ui.chart(
-        figures.head_dashboard(
+        head_dashboard(
             importance,
             [role.role for role in roles],
             f"{ui.ATTENTION_KINDS[kind]}: importance, drop in log P",
@@ -202,7 +208,7 @@ if survey is not None:
     st.header(f"Does this model need all its {len(survey.pruning_order)} heads? The pruning curve")
     heads = [point.heads_off for point in survey.pruning]
     ui.chart(
-        figures.pruning_curve(
+        pruning_curve(
             heads,
             [point.bleu for point in survey.pruning],
             [point.chrf for point in survey.pruning],
@@ -254,7 +260,7 @@ if chosen:
     else:
         st.success("The translation did not change.")
     ui.chart(
-        figures.token_score_changes(
+        token_score_changes(
             result.output_tokens,
             outcome.normal_scores,
             outcome.changed_scores,

@@ -3,8 +3,11 @@
 import numpy as np
 import streamlit as st
 
-from app import figures, state, ui
+from app import state, ui
 from app.analysis import MAX_CHARS
+from app.figures.heatmaps import attention_map, heatmap
+from app.figures.masking import score_pipeline
+from app.figures.style import MASK_SCALE
 from core.model import subsequent_mask
 from core.tokenizer import normalize_text
 from core.worked_example import W_KEY, W_QUERY, W_VALUE, walk_through
@@ -30,14 +33,14 @@ batch = state.padded_batch(
     settings.to,
 )
 ui.chart(
-    figures.heatmap(
+    heatmap(
         batch.padding_mask.astype(float),
         ["your sentence", "second sentence"],
         None,
         title="Padding mask: blue = a real token, grey = <pad>",
         axis_names=("sentence", "position"),
         value_name="piece",
-        colorscale=figures.MASK_SCALE,
+        colorscale=MASK_SCALE,
         value_text=np.array(batch.source_tokens),
         show_text=True,
     ),
@@ -61,7 +64,7 @@ if same_length:
     title = f"Attention of your sentence, layer {layer}, head {head}: nothing is padded"
 else:
     title = f"Attention of the padded sentence, layer {layer}, head {head}: <pad> columns are 0"
-ui.chart(figures.attention_map(shown, layer - 1, head - 1, title), "padding-attention")
+ui.chart(attention_map(shown, layer - 1, head - 1, title), "padding-attention")
 if not same_length:
     st.caption("The rows of <pad> queries are computed too, but nothing downstream uses them.")
 
@@ -74,14 +77,14 @@ decoder = result.attention.decoder
 causal = subsequent_mask(len(decoder.query_labels))[0, 0].numpy()
 st.caption(ui.decoder_rows(decoder))
 ui.chart(
-    figures.heatmap(
+    heatmap(
         causal.astype(float),
         decoder.query_labels,
         decoder.key_labels,
         title="Causal mask: blue = may attend",
         value_text=np.where(causal, "may attend", "masked"),
         value_name="",
-        colorscale=figures.MASK_SCALE,
+        colorscale=MASK_SCALE,
     ),
     "causal-mask",
 )
@@ -104,7 +107,7 @@ if kind != "decoder":
 if kind != "encoder":
     st.caption(ui.decoder_rows(attention))
 ui.chart(
-    figures.score_pipeline(attention, layer - 1, head - 1),
+    score_pipeline(attention, layer - 1, head - 1),
     "pipeline",
     caption=ui.sentence_caption(kind=kind, layer=layer, head=head),
 )

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from app import figures, state, ui
-from app.analysis import card_facts, series, training_log
+from app import state, ui
+from app.figures.training import training_curves
+from app.figures.training_log import card_facts, series, training_log
 from core import LANGUAGES
 
 st.title("Model")
@@ -71,7 +72,7 @@ panels = {
 panels = {title: {n: p for n, p in lines.items() if p[0]} for title, lines in panels.items()}
 panels = {title: lines for title, lines in panels.items() if lines}
 if panels:
-    ui.chart(figures.training_curves(panels), "training")
+    ui.chart(training_curves(panels), "training")
 else:
     st.info("No training log (metrics.jsonl) next to this model.")
 

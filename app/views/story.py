@@ -5,8 +5,12 @@ from functools import partial
 
 import streamlit as st
 
-from app import figures, state, ui
-from app.analysis import rerank
+from app import state, ui
+from app.figures.beam_layout import rerank
+from app.figures.heads import vote_bars
+from app.figures.heatmaps import attention_map
+from app.figures.positional import positional_heatmap
+from app.figures.tokens import token_chips
 from app.story import (
     STEPS,
     alignment,
@@ -45,12 +49,12 @@ st.header(f"{step + 1} · {STEPS[step].title}")
 st.markdown(f"**What to notice.** {STEPS[step].notice}")
 if step == 0:
     ui.chart(
-        figures.token_chips(result.source_tokens, result.source_ids, analysis.source_kinds),
+        token_chips(result.source_tokens, result.source_ids, analysis.source_kinds),
         "story-pieces",
     )
 elif step == 1:
     ui.chart(
-        figures.positional_heatmap(
+        positional_heatmap(
             result.embeddings.source_position,
             result.source_tokens,
             "Positional encoding added to each source piece",
@@ -81,14 +85,14 @@ elif step == 2:
             f"“{strongest_word}”. The head that looks most at your “{your_word}” is "
             f"layer {yours.layer + 1}, head {yours.head + 1}, with {yours.weight:.0%}."
         )
-        ui.chart(figures.vote_bars(head_votes(words, query), word), "story-votes")
+        ui.chart(vote_bars(head_votes(words, query), word), "story-votes")
         title = f"Encoder self-attention, layer {yours.layer + 1}, head {yours.head + 1}"
-        ui.chart(figures.attention_map(words, yours.layer, yours.head, title), "story-self")
+        ui.chart(attention_map(words, yours.layer, yours.head, title), "story-self")
 elif step == 3:
     decoder = result.attention.decoder
     title = "Decoder masked self-attention, last layer, average of the heads"
     last_layer = decoder.weights.shape[0] - 1
-    ui.chart(figures.attention_map(decoder, last_layer, None, title), "story-mask")
+    ui.chart(attention_map(decoder, last_layer, None, title), "story-mask")
     st.caption(ui.decoder_rows(decoder))
     st.metric(
         "Largest weight above the diagonal, any layer and head",
@@ -98,7 +102,7 @@ elif step == 3:
 elif step == 4:
     cross = result.word_attention.cross
     title = "Cross-attention in words, last layer, average of the heads"
-    ui.chart(figures.attention_map(cross, cross.weights.shape[0] - 1, None, title), "story-cross")
+    ui.chart(attention_map(cross, cross.weights.shape[0] - 1, None, title), "story-cross")
     ui.table(
         [
             {"translation row": row, "looks most at": source, "weight": weight}

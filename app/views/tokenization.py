@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from app import figures, state, ui
-from app.analysis import piece_count
+from app import state, ui
+from app.display import piece_count
+from app.figures.tokens import token_chips
 from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 st.title("Tokenization")
@@ -25,7 +26,7 @@ def show(title: str, text: str, pieces: list[str], ids: list[int], kinds: list[s
     left.metric("words", len(text.split()))
     middle.metric("pieces", real, help="without special tokens")
     right.metric("pieces per word", f"{real / max(len(text.split()), 1):.2f}")
-    ui.chart(figures.token_chips(pieces, ids, kinds), name)
+    ui.chart(token_chips(pieces, ids, kinds), name)
     with st.expander("As a table"):
         ui.table(
             [

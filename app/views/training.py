@@ -3,7 +3,9 @@ so that heads can be seen learning their jobs."""
 
 import streamlit as st
 
-from app import figures, state, ui
+from app import state, ui
+from app.figures.heatmaps import attention_map
+from app.figures.training import training_curves
 from core.snapshots import head_dynamics, list_snapshots, training_record
 
 PLAY_INTERVAL_S = 1.2  # seconds per snapshot while the training plays
@@ -85,7 +87,7 @@ def snapshot_view() -> None:
     attention = getattr(view.forced.attention, kind)
     title = f"Step {step:,}: {ui.ATTENTION_KINDS[kind]}, layer {layer}, head {head}"
     ui.chart(
-        figures.attention_map(attention, layer - 1, head - 1, title),
+        attention_map(attention, layer - 1, head - 1, title),
         f"training-step-{step}",
         caption=ui.sentence_caption(kind=kind, layer=layer, head=head, training_step=step),
     )
@@ -103,7 +105,7 @@ def snapshot_view() -> None:
             f"layer {n}": (steps, dynamics.diagonality[:, n - 1].max(axis=1))
             for n in range(1, n_layers + 1)
         }
-    ui.chart(figures.training_curves(panels, mark_step=step, log_steps=True), "head-dynamics")
+    ui.chart(training_curves(panels, mark_step=step, log_steps=True), "head-dynamics")
     st.caption(DYNAMICS_HELP)
 
 

@@ -3,8 +3,9 @@
 import sacrebleu
 import streamlit as st
 
-from app import figures, state, ui
-from app.analysis import piece_count
+from app import state, ui
+from app.display import piece_count
+from app.figures.heatmaps import attention_map
 from core import LANGUAGES
 from core.sentences import is_sentence, joined
 
@@ -95,7 +96,7 @@ cross = result.word_attention.cross
 st.caption(ui.decoder_rows(cross))
 step = "" if earlier is None else f", step {earlier.step:,}"
 ui.chart(
-    figures.attention_map(cross, len(cross.weights) - 1, title=f"Alignment{step}"),
+    attention_map(cross, len(cross.weights) - 1, title=f"Alignment{step}"),
     "alignment",
     caption=ui.sentence_caption(
         kind="cross",

@@ -16,7 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from app import presentation, state
 from app.analysis import MAX_CHARS
-from app.figures import SENTENCEPIECE_WORD_START, WORD_START, piece_text, plot_text
+from app.display import SENTENCEPIECE_WORD_START, WORD_START, piece_text
+from app.figures.text import plot_text
 from core.head_focus import rank_heads
 from tests.conftest import MAIN
 from tests.conftest import chart_specs as charts

@@ -7,24 +7,41 @@ import json
 import numpy as np
 import pytest
 
-from app import figures
-from app.analysis import (
-    MAX_CHARS,
+from app.analysis import MAX_CHARS, analyse
+from app.figures.beam_layout import (
     REASON_EXPLANATIONS,
-    analyse,
-    beam_tree,
     candidate_rows,
     candidates_per_beam,
-    card_facts,
     reason_explanations,
     rerank,
     rerank_curves,
     rerank_ranks,
-    series,
     shown_candidates,
     traced_per_beam,
-    training_log,
+    tree_layout,
 )
+from app.figures.beam_search import (
+    LEGEND_CHARS,
+    beam_tree,
+    candidate_bars,
+    first_step_in_view,
+    legend_text,
+    rerank_lines,
+)
+from app.figures.heatmaps import attention_grid, attention_map, cell_text_size, heatmap
+from app.figures.masking import masked_text_size, score_pipeline
+from app.figures.positional import (
+    embedding_sum,
+    pe_dimension_order,
+    positional_curves,
+    positional_heatmap,
+    positional_similarity,
+)
+from app.figures.style import CELL_TEXT_MAX, CHARACTER_WIDTH, NARROWEST_PLOT_PX
+from app.figures.text import MINUS_INF, plot_text
+from app.figures.tokens import token_chips
+from app.figures.training import training_curves
+from app.figures.training_log import card_facts, series, training_log
 from core.decoding import REASONS, Hypothesis, best_hypothesis
 from core.labelled_attention import LabelledAttention
 from core.model import positional_encoding
@@ -43,12 +60,12 @@ def ticks(axis):
 def test_attention_heatmap_is_the_traced_head_on_position_axes(analysis):
     r = analysis.result
     weights = r.attention.encoder.weights[1, 2]
-    fig = figures.attention_map(r.attention.encoder, 1, 2)
+    fig = attention_map(r.attention.encoder, 1, 2)
     np.testing.assert_array_equal(fig.data[0].z, weights)
     assert list(fig.data[0].x) == list(range(len(r.source_tokens)))
     tickvals, ticktext = ticks(fig.layout.xaxis)
     assert tickvals == list(range(len(r.source_tokens)))
-    assert ticktext == [figures.plot_text(t) for t in r.source_tokens]
+    assert ticktext == [plot_text(t) for t in r.source_tokens]
     assert ticktext.count("·dog") == 2  # repeated words keep their own columns
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
 
@@ -56,29 +73,29 @@ def test_attention_heatmap_is_the_traced_head_on_position_axes(analysis):
 def test_word_starts_are_drawn_with_a_light_dot_not_the_heavy_sentencepiece_bar(analysis):
     r = analysis.result
     assert "▁dog" in r.source_tokens  # core's labels keep SentencePiece's mark: the data
-    fig = figures.attention_map(r.attention.encoder, 0, 0, "Encoder, ▁dog & <s>")
+    fig = attention_map(r.attention.encoder, 0, 0, "Encoder, ▁dog & <s>")
     _, ticktext = ticks(fig.layout.xaxis)
     assert "·dog" in ticktext and not any("▁" in label for label in ticktext)
     assert not any("▁" in cell for cell in np.ravel(fig.data[0].customdata))  # hover alike
     assert fig.layout.title.text == "Encoder, ·dog &amp; &lt;s&gt;"
-    assert figures.plot_text("▁un believ able") == "·un believ able"
+    assert plot_text("▁un believ able") == "·un believ able"
 
 
 def test_hover_names_query_key_and_value(analysis):
     r = analysis.result
     weights = r.attention.cross.weights[0, 1]
-    fig = figures.attention_map(r.attention.cross, 0, 1)
+    fig = attention_map(r.attention.cross, 0, 1)
     hover = fig.data[0].customdata[1][2]
     position = f"{r.decoder_input_tokens[1]} → {r.output_tokens[1]}"
-    assert f"query 1: {figures.plot_text(position)}" in hover
-    assert f"key 2: {figures.plot_text(r.source_tokens[2])}" in hover
+    assert f"query 1: {plot_text(position)}" in hover
+    assert f"key 2: {plot_text(r.source_tokens[2])}" in hover
     assert f"weight {weights[1, 2]:.4f}" in hover
     assert fig.data[0].hovertemplate == "%{customdata}<extra></extra>"
 
 
 def test_causal_cells_are_exactly_zero_in_the_figure(analysis):
     r = analysis.result
-    fig = figures.attention_map(r.attention.decoder, 0, 0)
+    fig = attention_map(r.attention.decoder, 0, 0)
     z = np.asarray(fig.data[0].z)
     above = np.triu_indices(len(r.decoder_input_tokens), 1)
     assert (z[above] == 0).all()
@@ -89,18 +106,18 @@ def test_masked_scores_are_drawn_as_minus_infinity(analysis):
     r = analysis.result
     decoder = r.attention.decoder
     masked = decoder.masked_scores[1, 3]
-    fig = figures.heatmap(masked, decoder.query_labels, decoder.key_labels, zmin=None, zmax=None)
+    fig = heatmap(masked, decoder.query_labels, decoder.key_labels, zmin=None, zmax=None)
     z = np.asarray(fig.data[0].z, dtype=float)
     inf = np.isneginf(masked)
     assert inf.any() and np.isnan(z[inf]).all()
     np.testing.assert_array_equal(z[~inf], masked[~inf])
-    assert (np.asarray(fig.data[0].text)[inf] == figures.MINUS_INF).all()
-    assert figures.MINUS_INF in fig.data[0].customdata[0][1]
+    assert (np.asarray(fig.data[0].text)[inf] == MINUS_INF).all()
+    assert MINUS_INF in fig.data[0].customdata[0][1]
     json.loads(fig.to_json())  # -inf never reaches the JSON
 
 
 def test_labels_are_shown_literally_never_as_markup():
-    fig = figures.heatmap(np.eye(3), ["<s>", "<b>x</b>", "a&b"], ["</s>", "<br>", "<2de>"])
+    fig = heatmap(np.eye(3), ["<s>", "<b>x</b>", "a&b"], ["</s>", "<br>", "<2de>"])
     assert list(fig.layout.yaxis.ticktext) == ["&lt;s&gt;", "&lt;b&gt;x&lt;/b&gt;", "a&amp;b"]
     assert "<br>" not in fig.layout.xaxis.ticktext[1]
     assert all("<b>x" not in cell for row in fig.data[0].customdata for cell in row)
@@ -110,7 +127,7 @@ def test_model_view_tiles_are_every_layer_and_head(analysis):
     r = analysis.result
     weights = r.attention.cross.weights
     layers, heads, q, k = weights.shape
-    fig = figures.attention_grid(r.attention.cross)
+    fig = attention_grid(r.attention.cross)
     z = np.asarray(fig.data[0].z, dtype=float)
     for layer in range(layers):
         for head in range(heads):
@@ -119,12 +136,10 @@ def test_model_view_tiles_are_every_layer_and_head(analysis):
     assert np.isnan(z[q]).all()  # a blank row between layers
     assert (fig.data[0].zmin, fig.data[0].zmax) == (0.0, 1.0)
     first_query, first_key = (
-        figures.plot_text(t) for t in (r.attention.cross.query_labels[0], r.source_tokens[0])
+        plot_text(t) for t in (r.attention.cross.query_labels[0], r.source_tokens[0])
     )
     assert fig.data[0].customdata[q + 1][0] == f"L2 H1 · 0: {first_query} → 0: {first_key}"
-    long = figures.attention_grid(
-        LabelledAttention(np.zeros((6, 8, 40, 40)), ["a"] * 40, ["b"] * 40)
-    )
+    long = attention_grid(LabelledAttention(np.zeros((6, 8, 40, 40)), ["a"] * 40, ["b"] * 40))
     assert long.data[0].customdata is None  # long sentences: weight only, a lighter page
 
 
@@ -134,10 +149,10 @@ def test_model_view_markers_name_the_tile_under_them(analysis):
     attention = analysis.result.attention.decoder
     weights = attention.weights
     layers, heads, rows, columns = weights.shape
-    fig = figures.attention_grid(attention)
-    heatmap, markers = fig.data
+    fig = attention_grid(attention)
+    mosaic, markers = fig.data
     assert markers.type == "scatter" and markers.mode == "markers"
-    z = np.asarray(heatmap.z, dtype=float)
+    z = np.asarray(mosaic.z, dtype=float)
     named = []
     for x, y, (layer, head) in zip(markers.x, markers.y, markers.customdata):
         top, left = (layer - 1) * (rows + 1), (head - 1) * (columns + 1)
@@ -154,10 +169,10 @@ def test_model_view_markers_name_the_tile_under_them(analysis):
 def test_model_view_outlines_the_zoomed_tile(analysis):
     attention = analysis.result.attention.cross
     heads, rows, columns = attention.weights.shape[1:]
-    (outline,) = figures.attention_grid(attention, selected=(1, 2)).layout.shapes
+    (outline,) = attention_grid(attention, selected=(1, 2)).layout.shapes
     assert (outline.x0, outline.x1) == (2 * (columns + 1) - 0.5, 2 * (columns + 1) + columns - 0.5)
     assert (outline.y0, outline.y1) == (rows + 1 - 0.5, 2 * (rows + 1) - 1.5)
-    (layer_row,) = figures.attention_grid(attention, selected=(0, None)).layout.shapes
+    (layer_row,) = attention_grid(attention, selected=(0, None)).layout.shapes
     assert (layer_row.x0, layer_row.x1) == (-0.5, heads * (columns + 1) - 1.5)
     assert (layer_row.y0, layer_row.y1) == (-0.5, rows - 0.5)
 
@@ -201,7 +216,7 @@ def test_merge_words_on_the_trace(analysis):
 def test_beam_tree_holds_what_the_search_kept_and_the_chosen_output(analysis):
     r = analysis.result
     last = len(r.steps) - 1
-    nodes = beam_tree(r.steps, analysis.pieces, last)
+    nodes = tree_layout(r.steps, analysis.pieces, last)
     prefixes = {n.prefix: n for n in nodes}
     for step in r.steps:
         for c in step.candidates:
@@ -217,21 +232,21 @@ def test_beam_tree_holds_what_the_search_kept_and_the_chosen_output(analysis):
         assert output[: i + 1] in prefixes
     for node in nodes:  # parents come before their children
         assert node.prefix == () or prefixes[node.parent].step < node.step
-    fig = figures.beam_tree(nodes, analysis.result.output_ids, last)
+    fig = beam_tree(nodes, analysis.result.output_ids, last)
     drawn = sum(len(t.x) for t in fig.data if t.mode == "markers+text")
     assert drawn == len(nodes)
 
 
 def test_beam_tree_grows_step_by_step(analysis):
     r = analysis.result
-    first = beam_tree(r.steps, analysis.pieces, 0, show_pruned=False)
+    first = tree_layout(r.steps, analysis.pieces, 0, show_pruned=False)
     assert {n.step for n in first} == {-1, 0}
     assert len(first) == 1 + sum(c.status != "pruned" for c in r.steps[0].candidates)
 
 
 def test_greedy_search_is_a_chain(translator):
     a = analyse(translator, "The cat sleeps.", "fr", 1, 0.6)
-    nodes = beam_tree(a.result.steps, a.pieces, len(a.result.steps) - 1, show_pruned=False)
+    nodes = tree_layout(a.result.steps, a.pieces, len(a.result.steps) - 1, show_pruned=False)
     assert all(len([n for n in nodes if n.step == s]) == 1 for s in range(len(a.result.steps)))
 
 
@@ -248,7 +263,7 @@ def test_candidate_rows_and_bars_follow_the_step(analysis, translator):
     assert [r["prefix"] for r in rows] == [
         decode(step.hypotheses[c.parent].tokens) for c in step.candidates
     ]
-    fig = figures.candidate_bars(rows)
+    fig = candidate_bars(rows)
     assert sum(len(t.x) for t in fig.data) == len(rows)
 
 
@@ -264,7 +279,7 @@ def test_rerank_follows_the_length_penalty():
     ranks, gaps = rerank_ranks([short, long], np.array([0.0, 2.0]))
     np.testing.assert_array_equal(ranks, [[1, 2], [2, 1]])  # the length penalty swaps them
     np.testing.assert_allclose(gaps[1, 0], curves[0][0] - curves[1][0])
-    fig = figures.rerank_lines(["short", "long"], ranks, gaps, np.array([0.0, 2.0]), 1.0)
+    fig = rerank_lines(["short", "long"], ranks, gaps, np.array([0.0, 2.0]), 1.0)
     np.testing.assert_array_equal(fig.data[1].y, ranks[1])
     np.testing.assert_array_equal(fig.data[1].customdata, gaps[1])
 
@@ -288,18 +303,18 @@ def test_rerank_chart_is_the_rank_core_gives_at_every_alpha(translator):
         assert ranks[finished.index(best), column] == 1
         assert sorted(ranks[:, column]) == list(range(1, len(finished) + 1))
         assert gaps[finished.index(best), column] == 0 and (gaps[:, column] >= 0).all()
-    labels = [figures.legend_text(f"hypothesis <{i}> " * 9, 12) for i in range(len(finished))]
-    fig = figures.rerank_lines(labels, ranks, gaps, alphas, 0.6)
+    labels = [legend_text(f"hypothesis <{i}> " * 9, 12) for i in range(len(finished))]
+    fig = rerank_lines(labels, ranks, gaps, alphas, 0.6)
     points = {(x, y) for trace in fig.data for x, y in zip(trace.x, trace.y)}
     assert len(points) == len(finished) * len(alphas)  # no line lies on top of another
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # rank 1 on top
     at = int(np.argmin(np.abs(alphas - 0.6)))
     assert [trace.legendrank for trace in fig.data] == list(ranks[:, at])
     for label, trace in zip(labels, fig.data):  # the legend keeps each whole text, wrapped
-        assert trace.name.replace("<br>", " ") == figures.plot_text(label)
+        assert trace.name.replace("<br>", " ") == plot_text(label)
         lines = html.unescape(trace.name).split("<br>")
-        assert max(map(len, lines)) <= figures.LEGEND_CHARS
-    assert figures.legend_text("x" * 500, 3).endswith("… (3 pieces)")  # only beyond 400
+        assert max(map(len, lines)) <= LEGEND_CHARS
+    assert legend_text("x" * 500, 3).endswith("… (3 pieces)")  # only beyond 400
 
 
 def test_every_reason_of_the_search_is_explained(translator, analysis):
@@ -315,14 +330,14 @@ def test_every_reason_of_the_search_is_explained(translator, analysis):
     explanations = reason_explanations(3)
     step = analysis.result.steps[1]
     rows = candidate_rows(step, analysis.pieces, translator.tokenizer.decode)
-    fig = figures.candidate_bars(rows, explanations)
+    fig = candidate_bars(rows, explanations)
     hovers = {tuple(cell) for trace in fig.data for cell in trace.customdata}
     for row in rows:  # each bar's tooltip says what its reason means
-        assert any(figures.plot_text(explanations[row["why"]]) in cell for cell in hovers)
+        assert any(plot_text(explanations[row["why"]]) in cell for cell in hovers)
     last = len(analysis.result.steps) - 1
-    nodes = beam_tree(analysis.result.steps, analysis.pieces, last)
-    tree = figures.beam_tree(nodes, analysis.result.output_ids, last, explanations)
-    shown = {figures.plot_text(why): figures.plot_text(say) for why, say in explanations.items()}
+    nodes = tree_layout(analysis.result.steps, analysis.pieces, last)
+    tree = beam_tree(nodes, analysis.result.output_ids, last, explanations)
+    shown = {plot_text(why): plot_text(say) for why, say in explanations.items()}
     explained = [cell for trace in tree.data for cell in trace.customdata or () if cell[5]]
     assert explained and all(cell[6] == shown[cell[5]] for cell in explained)
 
@@ -330,8 +345,8 @@ def test_every_reason_of_the_search_is_explained(translator, analysis):
 def test_beam_tree_shades_the_column_of_the_step_the_slider_names(analysis):
     r = analysis.result
     for step in range(len(r.steps)):
-        nodes = beam_tree(r.steps, analysis.pieces, step)
-        fig = figures.beam_tree(nodes, r.output_ids, step)
+        nodes = tree_layout(r.steps, analysis.pieces, step)
+        fig = beam_tree(nodes, r.output_ids, step)
         shade = fig.layout.shapes[0]
         assert (shade.x0 + shade.x1) / 2 == step  # the shaded column is the slider's number
         drawn = {
@@ -350,8 +365,8 @@ def test_beam_tree_shades_the_column_of_the_step_the_slider_names(analysis):
 def test_beam_tree_labels_clear_of_edges_and_shade_clear_of_them_too(analysis):
     r = analysis.result
     last = len(r.steps) - 1
-    nodes = beam_tree(r.steps, analysis.pieces, last)
-    fig = figures.beam_tree(nodes, r.output_ids, last)
+    nodes = tree_layout(r.steps, analysis.pieces, last)
+    fig = beam_tree(nodes, r.output_ids, last)
     parents = {n.parent for n in nodes if n.prefix}
     inner = [n for n in nodes if n.prefix in parents]
     # an inner node's label is a chip above it (edges leave it to the right), drawn over the lines
@@ -359,7 +374,7 @@ def test_beam_tree_labels_clear_of_edges_and_shade_clear_of_them_too(analysis):
     assert len(chips) == len(inner)
     for node in inner:
         chip = chips[(node.step, node.y)]
-        assert chip.text == figures.plot_text(node.piece) and chip.yshift > 0 and chip.bgcolor
+        assert chip.text == plot_text(node.piece) and chip.yshift > 0 and chip.bgcolor
     texts = {
         (x, y): text
         for trace in fig.data
@@ -367,7 +382,7 @@ def test_beam_tree_labels_clear_of_edges_and_shade_clear_of_them_too(analysis):
         for x, y, text in zip(trace.x, trace.y, trace.text)
     }
     for node in nodes:  # leaves keep their label to the right, inner nodes none there
-        expected = "" if node.prefix in parents else figures.plot_text(node.piece)
+        expected = "" if node.prefix in parents else plot_text(node.piece)
         assert texts[(node.step, node.y)] == expected
     # the shaded column is translucent and below the traces: edges show through on a dark theme
     shade = fig.layout.shapes[0]
@@ -378,12 +393,12 @@ def test_beam_tree_labels_clear_of_edges_and_shade_clear_of_them_too(analysis):
 def test_a_long_search_shows_its_latest_steps(analysis):
     r = analysis.result
     last = len(r.steps) - 1
-    nodes = beam_tree(r.steps, analysis.pieces, last)
-    fig = figures.beam_tree(nodes, r.output_ids, last, steps_shown=3)
+    nodes = tree_layout(r.steps, analysis.pieces, last)
+    fig = beam_tree(nodes, r.output_ids, last, steps_shown=3)
     low, high = fig.layout.xaxis.range
     assert low < last - 2 < last < high and low > last - 3  # steps last-2..last in view
-    assert figures.first_step_in_view(last, 3) == last - 2  # as the page's caption says
-    assert figures.first_step_in_view(1) == -1  # a short search: all of it, root included
+    assert first_step_in_view(last, 3) == last - 2  # as the page's caption says
+    assert first_step_in_view(1) == -1  # a short search: all of it, root included
     bottom, top = fig.layout.yaxis.range  # the rows of the nodes in view, best on top
     rows = [n.y for n in nodes if n.step >= last - 3]
     assert top < min(rows) <= max(rows) < bottom
@@ -406,8 +421,8 @@ def test_large_beams_cap_the_candidates_drawn(translator):
         assert all(c.status != "pruned" for c in drawn[per_beam:])
     assert len(shown) <= 40 < len(step.candidates)
     rows = candidate_rows(step, analysis.pieces, translator.tokenizer.decode, shown)
-    assert sum(len(t.x) for t in figures.candidate_bars(rows).data) == len(shown)
-    nodes = beam_tree(r.steps, analysis.pieces, 2, per_beam=per_beam)
+    assert sum(len(t.x) for t in candidate_bars(rows).data) == len(shown)
+    nodes = tree_layout(r.steps, analysis.pieces, 2, per_beam=per_beam)
     pruned = {n.prefix for n in nodes if n.status == "pruned"}
     assert pruned == {
         (*step.hypotheses[c.parent].tokens, c.token) for c in shown if c.status == "pruned"
@@ -419,12 +434,12 @@ def test_positional_encoding_figures_match_core(analysis):
     r = analysis.result
     s, d = r.embeddings.source_position.shape
     np.testing.assert_allclose(r.embeddings.source_position, positional_encoding(s, d).numpy())
-    fig = figures.positional_heatmap(r.embeddings.source_position, r.source_tokens)
+    fig = positional_heatmap(r.embeddings.source_position, r.source_tokens)
     np.testing.assert_array_equal(fig.data[0].z, r.embeddings.source_position)
     assert (fig.data[0].zmin, fig.data[0].zmax) == (-1.0, 1.0)
     pe = positional_encoding(50, d).numpy()
-    np.testing.assert_allclose(figures.positional_similarity(pe).data[0].z, pe @ pe.T)
-    curves = figures.positional_curves(pe, [0, 3])
+    np.testing.assert_allclose(positional_similarity(pe).data[0].z, pe @ pe.T)
+    curves = positional_curves(pe, [0, 3])
     np.testing.assert_array_equal(curves.data[1].y, pe[:, 3])
     assert "cos" in curves.data[1].name and "sin" in curves.data[0].name
 
@@ -433,9 +448,9 @@ def test_positional_heatmap_in_sine_and_cosine_blocks(analysis):
     r = analysis.result
     pe = r.embeddings.source_position  # (positions, d_model), as the model added it
     d_model = pe.shape[1]
-    interleaved = figures.positional_heatmap(pe, r.source_tokens, order="interleaved")
+    interleaved = positional_heatmap(pe, r.source_tokens, order="interleaved")
     np.testing.assert_array_equal(interleaved.data[0].z, pe)
-    fig = figures.positional_heatmap(pe, r.source_tokens, order="blocks")
+    fig = positional_heatmap(pe, r.source_tokens, order="blocks")
     z = np.asarray(fig.data[0].z)
     half = d_model // 2
     np.testing.assert_array_equal(z[:, :half], pe[:, 0::2])  # the sines
@@ -447,19 +462,19 @@ def test_positional_heatmap_in_sine_and_cosine_blocks(analysis):
     assert f"{pe[2, 1]:.4f}" in fig.data[0].customdata[2][half]
     axis = fig.layout.xaxis
     assert [int(text) for text in axis.ticktext] == [
-        int(figures.pe_dimension_order(d_model, "blocks")[tick]) for tick in axis.tickvals
+        int(pe_dimension_order(d_model, "blocks")[tick]) for tick in axis.tickvals
     ]
 
 
 def test_embedding_sum_is_token_plus_position(analysis):
     e = analysis.result.embeddings
-    fig = figures.embedding_sum(e.source_token, e.source_position, analysis.result.source_tokens)
+    fig = embedding_sum(e.source_token, e.source_position, analysis.result.source_tokens)
     np.testing.assert_allclose(fig.data[2].z, e.source_token + e.source_position)
     # one scale: the largest value of the three panels, shared
     assert {trace.coloraxis for trace in fig.data} == {"coloraxis"}
     largest = max(np.abs(e.source_token).max(), np.abs(e.source_token + e.source_position).max())
     assert fig.layout.coloraxis.cmax == pytest.approx(largest)
-    own = figures.embedding_sum(
+    own = embedding_sum(
         e.source_token, e.source_position, analysis.result.source_tokens, shared_scale=False
     )
     parts = [e.source_token, e.source_position, e.source_token + e.source_position]
@@ -468,10 +483,10 @@ def test_embedding_sum_is_token_plus_position(analysis):
         axis = own.layout[name]
         assert trace.coloraxis == name
         assert axis.cmax == pytest.approx(np.abs(values).max()) and axis.cmin == -axis.cmax
-    blocks = figures.embedding_sum(
+    blocks = embedding_sum(
         e.source_token, e.source_position, analysis.result.source_tokens, order="blocks"
     )
-    dims = figures.pe_dimension_order(e.source_token.shape[1], "blocks")
+    dims = pe_dimension_order(e.source_token.shape[1], "blocks")
     for trace, values in zip(blocks.data, parts):  # the same columns in every panel
         np.testing.assert_allclose(trace.z, values[:, dims])
         np.testing.assert_array_equal(np.asarray(trace.customdata)[0], dims)  # hover: own dim
@@ -479,7 +494,7 @@ def test_embedding_sum_is_token_plus_position(analysis):
 
 def test_score_pipeline_is_the_heads_scores_masked_scores_and_weights(analysis):
     decoder = analysis.result.attention.decoder
-    fig = figures.score_pipeline(decoder, 1, 2)
+    fig = score_pipeline(decoder, 1, 2)
     panels = [t for t in fig.data if t.type == "heatmap" and t.coloraxis]
     scores, masked, weights = (np.asarray(t.z, dtype=float) for t in panels)
     np.testing.assert_array_equal(scores, decoder.scores[1, 2])
@@ -497,25 +512,25 @@ def test_score_pipeline_is_the_heads_scores_masked_scores_and_weights(analysis):
     assert len(overlays) == 2 and not any(t.showscale for t in overlays)  # no third colour bar
     # masked cells: grey, written −∞ before the softmax and 0 after where cells are large enough,
     # named in the legend
-    written = [figures.MINUS_INF, "0"] if figures.masked_text_size(*forbidden.shape) else ["", ""]
+    written = [MINUS_INF, "0"] if masked_text_size(*forbidden.shape) else ["", ""]
     assert [np.asarray(t.text)[forbidden][0] for t in overlays] == written
     for overlay in overlays:
         assert (np.asarray(overlay.text)[~forbidden] == "").all()
         assert not np.isnan(np.asarray(overlay.z, dtype=float)[forbidden]).any()
     assert any(t.type == "scatter" and "−∞" in t.name for t in fig.data)
     # core's labels on every panel's axes (a long sentence's every k-th: tick values say which)
-    keys = [figures.plot_text(k) for k in decoder.key_labels]
+    keys = [plot_text(k) for k in decoder.key_labels]
     for axis in ("xaxis", "xaxis2", "xaxis3"):
         tickvals, ticktext = ticks(fig.layout[axis])
         assert tickvals[0] == 0 and ticktext == [keys[tick] for tick in tickvals]
     tickvals, ticktext = ticks(fig.layout.yaxis)
-    assert ticktext == [figures.plot_text(decoder.query_labels[tick]) for tick in tickvals]
+    assert ticktext == [plot_text(decoder.query_labels[tick]) for tick in tickvals]
     json.loads(fig.to_json())  # -inf never reaches the JSON
 
 
 def test_score_pipeline_skips_masks_it_lacks(translator):
     long = analyse(translator, "the happy dog runs in the big green garden " * 3, "de", 1, 0.6)
-    fig = figures.score_pipeline(long.result.attention.encoder, 0, 0)
+    fig = score_pipeline(long.result.attention.encoder, 0, 0)
     panels = [t for t in fig.data if t.type == "heatmap"]
     assert len(panels) == 3  # no mask in a single sentence: no grey cells, no legend entry
     assert not fig.layout.showlegend
@@ -523,7 +538,7 @@ def test_score_pipeline_skips_masks_it_lacks(translator):
 
 def test_token_chips_show_every_piece_with_its_id(analysis):
     r = analysis.result
-    fig = figures.token_chips(r.source_tokens, r.source_ids, analysis.source_kinds, per_row=5)
+    fig = token_chips(r.source_tokens, r.source_ids, analysis.source_kinds, per_row=5)
     text = [cell for row in fig.data[0].text for cell in row if cell]
     assert len(text) == len(r.source_tokens)
     assert text[0] == f"&lt;2de&gt;<br><sub>{r.source_ids[0]}</sub>"
@@ -563,7 +578,7 @@ def test_metrics_log_is_read_leniently(tmp_path):
     train, val = training_log(log)
     assert [r["step"] for r in train] == [1, 3] and [r["step"] for r in val] == [2]
     assert series(train, "lr") == ([1], [0.001])
-    fig = figures.training_curves({"loss": {"train": series(train, "train_loss")}})
+    fig = training_curves({"loss": {"train": series(train, "train_loss")}})
     assert list(fig.data[0].y) == [5.0, 4.5]
 
 
@@ -572,7 +587,7 @@ def test_a_series_in_two_panels_has_one_colour_and_one_legend_entry():
         "entropy": {"L6 H1": ([1, 2], [2.0, 1.0])},
         "confidence": {"L6 H1": ([1, 2], [0.2, 0.6]), "L1 H1": ([1, 2], [0.1, 0.1])},
     }
-    fig = figures.training_curves(panels)
+    fig = training_curves(panels)
     head, again, other = fig.data
     assert head.line.color == again.line.color != other.line.color
     assert [trace.showlegend for trace in fig.data] == [True, False, True]
@@ -601,7 +616,7 @@ def test_the_cards_training_record_reads_as_a_person_writes_it():
 
 def test_training_curve_titles_and_series_are_shown_literally():
     # plotly reads subplot titles and legend names as HTML: "</s>" would vanish
-    fig = figures.training_curves({"Confidence (top weight, not </s>)": {"<2de> & co": ([1], [0])}})
+    fig = training_curves({"Confidence (top weight, not </s>)": {"<2de> & co": ([1], [0])}})
     assert fig.layout.annotations[0].text == "Confidence (top weight, not &lt;/s&gt;)"
     assert fig.data[0].name == "&lt;2de&gt; &amp; co"
     assert html.unescape(fig.layout.annotations[0].text).endswith("not </s>)")
@@ -609,9 +624,9 @@ def test_training_curve_titles_and_series_are_shown_literally():
 
 def test_cell_text_shrinks_with_the_sentence_and_never_passes_its_cap():
     short = np.array([["<2de>", "·animal", "</s>"], ["<2de>", "·dog", "<pad>"]])
-    assert figures.cell_text_size(short) == figures.CELL_TEXT_MAX
+    assert cell_text_size(short) == CELL_TEXT_MAX
     eighteen, forty = (np.array([["·animal"] * n] * 2) for n in (18, 40))
-    assert figures.cell_text_size(forty) < figures.cell_text_size(eighteen) < figures.CELL_TEXT_MAX
+    assert cell_text_size(forty) < cell_text_size(eighteen) < CELL_TEXT_MAX
     # the longest piece fits its cell across the narrowest plot
-    cell = figures.NARROWEST_PLOT_PX / 40
-    assert figures.cell_text_size(forty) * figures.CHARACTER_WIDTH * len("·animal") <= cell
+    cell = NARROWEST_PLOT_PX / 40
+    assert cell_text_size(forty) * CHARACTER_WIDTH * len("·animal") <= cell

@@ -4,10 +4,10 @@ computes, and every pick lives in the URL."""
 import numpy as np
 import pytest
 
-from app.figures import piece_text
+from app.display import piece_text
 from core.decoding import first_divergence, length_penalty
-from tests.conftest import chart_specs, plotted
 from tests.app.test_app import assert_fine
+from tests.conftest import chart_specs, plotted
 
 SENTENCE = "The small dog runs in the garden."
 

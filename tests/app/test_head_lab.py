@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import figures, state
+from app import state
+from app.figures.heads import head_dashboard
 from core import DEFAULT_MODEL, Translator
 from core.ablation import Head, head_importance, intervened_translator
 from core.checkpoint import MODEL_FILE
@@ -49,7 +50,7 @@ def test_the_dashboard_draws_the_statistic_with_each_heads_role(translator):
     cross = translator.translate(ANIMAL, "fr", 2, trace=True).attention.cross
     statistics = head_statistics(cross.weights, cross.key_labels, self_attention=False)
     roles = [role.role for role in head_roles(statistics)]
-    fig = figures.head_dashboard(statistics["diagonality"], roles, "title", "diagonality")
+    fig = head_dashboard(statistics["diagonality"], roles, "title", "diagonality")
     np.testing.assert_array_equal(np.array(fig.data[0].z), statistics["diagonality"])
     first = statistics["diagonality"][0, 0]
     assert fig.data[0].text[0][0] == f"{roles[0]}<br>{first:.2f}"  # two lines in the cell

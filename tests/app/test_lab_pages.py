@@ -8,15 +8,18 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import figures, slides
+from app import slides
+from app.display import SENTENCEPIECE_WORD_START, piece_text
+from app.figures.explain import difference_map
+from app.figures.heads import focus_bars, head_dashboard
 from core.ablation import all_heads
 from core.attribution import contrast, lenses
 from core.decoding import first_divergence
 from core.head_focus import rank_heads
 from core.head_statistics import head_statistics
-from tests.conftest import MAIN, chart_specs
 from tests.app.test_app import assert_fine, texts
 from tests.app.test_head_lab import surveyed_model_dir  # noqa: F401 (a fixture)
+from tests.conftest import MAIN, chart_specs
 
 TIRED = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."
@@ -78,7 +81,7 @@ def test_the_bars_of_the_word_to_follow_are_named_attention_weights(app):
 
 def test_the_difference_is_drawn_on_the_scale_of_the_weights():
     first, second = np.array([0.23, 0.5, 0.27]), np.array([0.21, 0.5, 0.29])
-    fig = figures.difference_map(first, second, ["a", "b", "c"], ("one", "two"), "title")
+    fig = difference_map(first, second, ["a", "b", "c"], ("one", "two"), "title")
     difference = fig.data[1]
     np.testing.assert_allclose(difference.z[0], second - first)
     assert (difference.zmin, difference.zmax) == (-0.5, 0.5)  # not ±0.02: a small change
@@ -118,7 +121,7 @@ def test_the_focus_bars_say_what_their_weight_is_and_name_the_key_once(app, tran
 
 
 def test_the_focus_bars_axis_title_is_shown_literally():
-    fig = figures.focus_bars(["L1 H1"], [0.5], "title", "weight on “</s>”")
+    fig = focus_bars(["L1 H1"], [0.5], "title", "weight on “</s>”")
     assert fig.layout.xaxis.title.text == "weight on “&lt;/s&gt;”"
 
 
@@ -163,7 +166,7 @@ def test_a_word_picked_follows_a_change_of_kind_and_the_url_says_what_is_shown(a
 
 def test_the_dashboard_gives_every_cell_its_two_lines():
     values = np.random.default_rng(0).random((6, 8))
-    fig = figures.head_dashboard(values, ["alignment-like"] * 48, "title", "diagonality")
+    fig = head_dashboard(values, ["alignment-like"] * 48, "title", "diagonality")
     margins = [fig.layout.margin[side] for side in ("t", "b")]
     plot = fig.layout.height - sum(PLOTLY_DEFAULT_MARGIN_PX if m is None else m for m in margins)
     assert plot / 6 >= 2 * LINE_HEIGHT * fig.data[0].textfont.size
@@ -220,12 +223,12 @@ def test_greedy_and_beam_search_count_steps_from_0_and_draw_word_starts_as_dots(
     assert_fine(at)
     greedy, beam = (translator.translate(text, "de", size, 1.0) for size in (1, 3))
     apart = first_divergence(greedy.output_tokens, beam.output_tokens)
-    written = [figures.piece_text(output.output_tokens[apart]) for output in (greedy, beam)]
+    written = [piece_text(output.output_tokens[apart]) for output in (greedy, beam)]
     assert (
         f"at step {apart} (steps count from 0) greedy search writes “{written[0]}” and beam "
         f"search “{written[1]}”"
     ) in texts(at)
-    assert figures.SENTENCEPIECE_WORD_START not in texts(at)
+    assert SENTENCEPIECE_WORD_START not in texts(at)
     steps = at.dataframe[1].value["step"]
     assert list(steps) == list(range(max(len(greedy.output_tokens), len(beam.output_tokens))))
     assert not at.dataframe[1].value["same"][apart]

@@ -7,7 +7,20 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from app import figures, slides
+from app import slides
+from app.figures.masking import (
+    LABEL_LINE,
+    MASKED_TEXT_EM,
+    PANEL_PX,
+    PIPELINE_LEGEND_PX,
+    PROJECTED_TICK_PX,
+    SLIDE_PANEL_PX,
+    TICK_LABEL_MIN_PX,
+    score_pipeline,
+)
+from app.figures.positional import embedding_sum
+from app.figures.style import CHARACTER_WIDTH
+from app.figures.text import MINUS_INF, plot_text
 from core.labelled_attention import LabelledAttention, prediction_labels
 from tests.conftest import chart_specs
 
@@ -56,16 +69,16 @@ def caption_bottom_px(caption: slides.Caption) -> int:
 @pytest.mark.parametrize("sentence", [CAPTION.sentence, "A very long sentence, " * 12])
 def test_masked_legend_stays_clear_of_the_caption_on_screen_and_on_slides(sentence):
     caption = slides.Caption(**{**CAPTION.__dict__, "sentence": sentence})
-    fig = figures.score_pipeline(decoder_attention(len(PIECES)), 0, 0)
+    fig = score_pipeline(decoder_attention(len(PIECES)), 0, 0)
     slides.add_caption(fig, caption)
     legend = fig.layout.legend
     # anchored to the panels' top edge, not the figure's (where the caption is): as many px
     # below the top at any height, the screen's and the export's 720
     assert (legend.yref, legend.y, legend.yanchor) == ("paper", 1.0, "bottom")
-    legend_top = fig.layout.margin.t - figures.PIPELINE_LEGEND_PX
+    legend_top = fig.layout.margin.t - PIPELINE_LEGEND_PX
     assert caption_bottom_px(caption) + PANEL_TITLE_PX <= legend_top
     # the panel titles stand above the legend's row, not on it
-    assert [a.yshift for a in fig.layout.annotations] == [figures.PIPELINE_LEGEND_PX] * 3
+    assert [a.yshift for a in fig.layout.annotations] == [PIPELINE_LEGEND_PX] * 3
     # its one entry has the whole row: sized to the text, it was cut ("exactly 0 aft") in the
     # exported PNG (seen in Chromium; a layout property is what can be checked without one)
     assert (legend.entrywidthmode, legend.entrywidth) == ("fraction", 1.0)
@@ -73,7 +86,7 @@ def test_masked_legend_stays_clear_of_the_caption_on_screen_and_on_slides(senten
 
 def test_pipeline_panels_stand_in_a_row_with_every_row_labelled_once_at_the_left():
     attention = decoder_attention(len(PIECES))
-    fig = figures.score_pipeline(attention, 0, 0)
+    fig = score_pipeline(attention, 0, 0)
     slides.add_caption(fig, CAPTION)
     panels = [t for t in fig.data if t.type == "heatmap" and t.coloraxis]
     assert [(t.xaxis, t.yaxis) for t in panels] == [("x", "y"), ("x2", "y2"), ("x3", "y3")]
@@ -81,43 +94,43 @@ def test_pipeline_panels_stand_in_a_row_with_every_row_labelled_once_at_the_left
     assert all(left[1] < right[0] for left, right in pairwise(domains))  # side by side
     assert all(fig.layout[axis].domain == (0.0, 1.0) for axis in ("yaxis", "yaxis2", "yaxis3"))
     assert not fig.layout.yaxis2.showticklabels and not fig.layout.yaxis3.showticklabels
-    queries = [figures.plot_text(label) for label in attention.query_labels]
+    queries = [plot_text(label) for label in attention.query_labels]
     assert list(fig.layout.yaxis.ticktext) == queries
     # room at the left for the longest row label, at presentation mode's size too
     longest = max(len(label) for label in attention.query_labels)
-    assert fig.layout.margin.l >= figures.PROJECTED_TICK_PX * figures.CHARACTER_WIDTH * longest
+    assert fig.layout.margin.l >= PROJECTED_TICK_PX * CHARACTER_WIDTH * longest
     assert all(fig.layout[f"{letter}axis{n}"].automargin for letter in "xy" for n in ("", 2, 3))
     # on a 1280 x 720 slide the rows' labels fit their rows, one line each
     panel_height = slides.EXPORT_HEIGHT - fig.layout.margin.t - fig.layout.margin.b
     size = fig.layout.yaxis.tickfont.size
-    assert panel_height / len(queries) >= size * figures.LABEL_LINE
-    assert size >= figures.TICK_LABEL_MIN_PX
+    assert panel_height / len(queries) >= size * LABEL_LINE
+    assert size >= TICK_LABEL_MIN_PX
     # the key labels fit a panel at its narrowest on screen, upright, one line each
     key_axis = fig.layout.xaxis
-    assert len(key_axis.tickvals) * key_axis.tickfont.size * figures.LABEL_LINE <= figures.PANEL_PX
+    assert len(key_axis.tickvals) * key_axis.tickfont.size * LABEL_LINE <= PANEL_PX
     assert key_axis.tickangle == -90
 
 
 def test_long_sentences_keep_every_kth_label_and_leave_small_cells_unwritten():
     short, long = decoder_attention(6), decoder_attention(48)
-    fig = figures.score_pipeline(long, 0, 0)
+    fig = score_pipeline(long, 0, 0)
     overlays = [t for t in fig.data if t.type == "heatmap" and not t.coloraxis]
     assert all((np.asarray(t.text) == "").all() for t in overlays)  # grey alone, and the legend
-    written = figures.score_pipeline(short, 0, 0)
+    written = score_pipeline(short, 0, 0)
     short_overlays = [t for t in written.data if t.type == "heatmap" and not t.coloraxis]
     forbidden = np.isneginf(short.masked_scores[0, 0])
     texts = [set(np.asarray(t.text)[forbidden]) for t in short_overlays]
-    assert texts == [{figures.MINUS_INF}, {"0"}]
-    cell_width = figures.PANEL_PX / len(short.key_labels)
-    assert all(t.textfont.size * figures.MASKED_TEXT_EM <= cell_width for t in short_overlays)
+    assert texts == [{MINUS_INF}, {"0"}]
+    cell_width = PANEL_PX / len(short.key_labels)
+    assert all(t.textfont.size * MASKED_TEXT_EM <= cell_width for t in short_overlays)
     for axis, labels, room in (
-        (fig.layout.xaxis, long.key_labels, figures.PANEL_PX),
-        (fig.layout.yaxis, long.query_labels, figures.SLIDE_PANEL_PX),
+        (fig.layout.xaxis, long.key_labels, PANEL_PX),
+        (fig.layout.yaxis, long.query_labels, SLIDE_PANEL_PX),
     ):
         every = axis.tickvals[1] - axis.tickvals[0]
         assert every > 1 and list(axis.tickvals) == list(range(0, len(labels), every))
-        assert list(axis.ticktext) == [figures.plot_text(labels[i]) for i in axis.tickvals]
-        assert len(axis.tickvals) * axis.tickfont.size * figures.LABEL_LINE <= room
+        assert list(axis.ticktext) == [plot_text(labels[i]) for i in axis.tickvals]
+        assert len(axis.tickvals) * axis.tickfont.size * LABEL_LINE <= room
 
 
 @pytest.mark.parametrize("shared_scale", [True, False])
@@ -125,7 +138,7 @@ def test_embedding_sum_in_blocks_names_each_block_and_marks_the_boundary(shared_
     d_model, n_tokens = 16, 5
     rng = np.random.default_rng(0)
     token, position = rng.normal(size=(2, n_tokens, d_model))
-    fig = figures.embedding_sum(
+    fig = embedding_sum(
         token, position, ["a"] * n_tokens, shared_scale=shared_scale, order="blocks"
     )
     half = d_model // 2

@@ -6,7 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from app import figures, slides
+from app import slides
+from app.figures.heads import LINE_MAX_WIDTH, attention_lines
+from app.figures.heatmaps import heatmap
+from app.figures.text import plot_text
 from core.head_focus import rank_heads
 from tests.conftest import chart_specs, plotted
 
@@ -63,25 +66,25 @@ def test_a_long_caption_wraps_and_keeps_every_word():
 
 
 def test_the_caption_is_drawn_in_the_figure_escaped_and_the_plot_keeps_its_size():
-    fig = figures.heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], title="Map")
+    fig = heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], title="Map")
     height, top = fig.layout.height, fig.layout.margin.t
     slides.add_caption(fig, CAPTION)
     lines = slides.caption_lines(CAPTION)
     extra = len(lines) * slides.CAPTION_LINE_PX + slides.CAPTION_GAP_PX
     assert fig.layout.title.text == "Map"
-    assert fig.layout.title.subtitle.text == "<br>".join(figures.plot_text(x) for x in lines)
+    assert fig.layout.title.subtitle.text == "<br>".join(plot_text(x) for x in lines)
     assert "&lt;b&gt;cat&lt;/b&gt;" in fig.layout.title.subtitle.text  # shown literally
     assert (fig.layout.height, fig.layout.margin.t) == (height + extra, top + extra)
 
 
 def test_a_long_title_wraps_between_words_below_the_top_and_the_plot_keeps_its_size():
     title = "Encoder self-attention: Confidence: mean top weight, </s> excluded (Voita et al. 2019)"
-    fig = figures.heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], title=title)
+    fig = heatmap(np.eye(3), ["a", "b", "c"], ["a", "b", "c"], title=title)
     height, top = fig.layout.height, fig.layout.margin.t
     slides.add_caption(fig, CAPTION)
     lines = fig.layout.title.text.split("<br>")
     assert len(lines) == 2 and all(len(line) <= slides.TITLE_CHARS for line in lines)
-    assert " ".join(lines) == figures.plot_text(title)  # every word, the markup whole
+    assert " ".join(lines) == plot_text(title)  # every word, the markup whole
     shift = slides.MULTILINE_TITLE_SHIFT_PX  # plotly draws it higher than a one-line title
     assert fig.layout.title.pad.t == slides.TITLE_PAD_PX + shift
     caption = len(slides.caption_lines(CAPTION)) * slides.CAPTION_LINE_PX + slides.CAPTION_GAP_PX
@@ -125,16 +128,16 @@ def test_reading_another_json_file_says_what_it_is_not():
 def test_the_lines_of_the_focus_view_carry_the_heads_attention_row(translator):
     encoder = translator.translate(ANIMAL, "de", 2, trace=True).word_attention.encoder
     query, layer, head = encoder.query_labels.index("it"), 1, 2
-    fig = figures.attention_lines(encoder, layer, head, query, "title")
+    fig = attention_lines(encoder, layer, head, query, "title")
     lines = [trace for trace in fig.data if trace.mode == "lines"]
     row = encoder.weights[layer, head, query]
     assert len(lines) == len(encoder.key_labels)
-    widths = np.array([line.line.width for line in lines]) / figures.LINE_MAX_WIDTH
+    widths = np.array([line.line.width for line in lines]) / LINE_MAX_WIDTH
     np.testing.assert_allclose(widths, row, rtol=1e-6)
     np.testing.assert_allclose([line.opacity for line in lines], row, rtol=1e-6)
     np.testing.assert_allclose([line.customdata[0][1] for line in lines], row, rtol=1e-6)
     assert [tuple(line.y) for line in lines] == [(query, key) for key in range(len(row))]
-    assert list(fig.data[1].text) == [figures.plot_text(k) for k in encoder.key_labels]
+    assert list(fig.data[1].text) == [plot_text(k) for k in encoder.key_labels]
 
 
 def test_the_attention_page_captions_its_charts_and_offers_the_json(app, translator):
@@ -144,7 +147,7 @@ def test_the_attention_page_captions_its_charts_and_offers_the_json(app, transla
     spec = chart_specs(at)[0]
     subtitle = spec["layout"]["title"]["subtitle"]["text"]
     for part in (ANIMAL, translation, "model tiny-random", "Cross-attention", "layer 2", "head 1"):
-        assert figures.plot_text(part) in subtitle.replace("<br>", " ")
+        assert plot_text(part) in subtitle.replace("<br>", " ")
     chart = at.get("plotly_chart")[0].proto
     assert json.loads(chart.config)["toImageButtonOptions"] == slides.export_options(
         "attention-head", "png"

@@ -7,7 +7,8 @@ import sacrebleu
 
 from app import slides, ui
 from app.analysis import MAX_CHARS, analyse
-from app.figures import piece_text, plot_text
+from app.display import piece_text
+from app.figures.text import plot_text
 from core.sentences import excerpt, translate_by_sentence
 from tests.conftest import TINY, chart_specs
 

@@ -9,7 +9,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-from app.figures import piece_text, plot_text
+from app.display import piece_text
+from app.figures.text import plot_text
 from core.ablation import Head, distribution_shift, intervened_translator
 from core.attribution import lenses
 from core.minimal_pairs import PAIRS

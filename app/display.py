@@ -1,0 +1,45 @@
+"""How the app names and shows what core computes: the three kinds of attention, the kinds of
+pieces, and a piece's text. Core's labels are the data ("▁Das", "<s>"); this is only how pages,
+figures and tables show them, and every one of them takes the names from here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# The keys are core's names of the kinds (LabelledAttention's encoder, decoder and cross).
+ATTENTION_KINDS = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Cross-attention",
+}
+
+SENTENCEPIECE_WORD_START = "▁"
+# ▁ (U+2581, a block element) is drawn as a heavy underline that reads like part of the word; a
+# middle dot marks the word start as lightly as editors mark a space.
+WORD_START = "·"
+
+# What piece_kind calls a piece, in the order the token chips' legend lists them
+PIECE_KINDS = ("word start", "continuation", "special", "byte")
+
+
+def piece_text(text: str) -> str:
+    """Text as the app shows it, in figures, tables and selectors alike: SentencePiece's
+    word-start mark ▁ as WORD_START (core's labels keep ▁: they are the data; this is only how
+    they are shown)."""
+    return text.replace(SENTENCEPIECE_WORD_START, WORD_START)
+
+
+def piece_kind(piece: str, is_special: bool, is_byte: bool) -> str:
+    """How a piece is shown: 'special', 'byte', 'word start' (begins with ▁) or 'continuation'
+    (PIECE_KINDS)."""
+    if is_special:
+        return "special"
+    if is_byte:
+        return "byte"
+    return "word start" if piece.startswith(SENTENCEPIECE_WORD_START) else "continuation"
+
+
+def piece_count(kinds: Sequence[str]) -> int:
+    """How many pieces, special tokens (the language tag, </s>) not counted: what the
+    Tokenization and Translate pages both call pieces."""
+    return sum(kind != "special" for kind in kinds)

@@ -1,0 +1,196 @@
+"""The Heads lab: every head of a kind at a glance, heads ranked as bars, one head's lines for
+one word, and what switching heads off does."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.figures.heatmaps import heatmap
+from app.figures.style import STATUS_COLOURS, figure_height
+from app.figures.text import numbered, plot_labels, plot_text
+from core.labelled_attention import LabelledAttention
+
+DASHBOARD_TEXT_PX = 10
+DASHBOARD_LINE_PX = 13  # a line of DASHBOARD_TEXT_PX text
+DASHBOARD_ROW_PX = 3 * DASHBOARD_LINE_PX  # a cell's two lines, and half a line above and below
+DASHBOARD_BOTTOM_PX = 20
+
+
+def head_dashboard(values: np.ndarray, roles: Sequence[str], title: str, name: str) -> go.Figure:
+    """A layers x heads grid coloured by one statistic (values (L, H)), each cell naming the
+    head's role (roles: L * H labels, layer by layer)."""
+    layers, heads = values.shape
+    fig = heatmap(
+        values,
+        [f"L{layer}" for layer in range(1, layers + 1)],
+        [f"H{head}" for head in range(1, heads + 1)],
+        title=title,
+        axis_names=("layer", "head"),
+        value_name=name,
+        colorscale="Viridis",
+        zmin=None,
+        zmax=None,
+        value_text=np.array(
+            [f"{role}\n{value:.2f}" for role, value in zip(roles, values.ravel())]
+        ).reshape(values.shape),
+        show_text=True,
+    )
+    fig.update_xaxes(tickangle=0)
+    fig.update_traces(textfont={"size": DASHBOARD_TEXT_PX})
+    # the column labels sit on top (heatmap's margin), nothing below the grid
+    height = fig.layout.margin.t + DASHBOARD_BOTTOM_PX + DASHBOARD_ROW_PX * layers
+    fig.update_layout(height=height, margin={"b": DASHBOARD_BOTTOM_PX})
+    return fig
+
+
+def ranked_bars(
+    labels: Sequence[str], values: Sequence[float], title: str, xaxis: dict, hover: str
+) -> go.Figure:
+    """A horizontal bar per label, the first on top (the caller ranks them)."""
+    fig = go.Figure(
+        go.Bar(
+            x=list(values),
+            y=[plot_text(label) for label in labels],
+            orientation="h",
+            marker_color=STATUS_COLOURS["kept"],
+            hovertemplate=f"%{{y}}{hover}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=plot_text(title),
+        height=figure_height(len(labels), per_row=30, minimum=260),
+        xaxis=xaxis,
+        yaxis={"autorange": "reversed"},
+        margin={"l": 260},
+    )
+    return fig
+
+
+def focus_bars(
+    labels: Sequence[str], weights: Sequence[float], title: str, weight_name: str
+) -> go.Figure:
+    """Attention weights as bars, the first on top (the heads ranked for one word, or one head's
+    row over the keys); ``weight_name``, the x axis title, says what the weights are ("weight on
+    “animal”")."""
+    xaxis = {"title": plot_text(weight_name), "range": [0, 1]}
+    return ranked_bars(labels, weights, title, xaxis, "<br>weight %{x:.3f}")
+
+
+def vote_bars(votes: Sequence[tuple[str, int]], query_label: str) -> go.Figure:
+    """How many heads look most at each word, for one query word: a bar per word, most on top."""
+    title = f"Which word each head looks at most, for “{query_label}”"
+    xaxis = {"title": "heads (all layers) whose largest weight is on this word", "dtick": 1}
+    words, counts = [word for word, _ in votes], [count for _, count in votes]
+    return ranked_bars(words, counts, title, xaxis, ": %{x} heads")
+
+
+LINE_MAX_WIDTH = 8  # px, of a line carrying weight 1 in attention_lines
+
+
+def attention_lines(
+    attention: LabelledAttention, layer: int, head: int, query: int, title: str
+) -> go.Figure:
+    """BertViz's "head view" for one word: the queries in a column on the left, the keys on the
+    right, and a line from query ``query`` to every key whose width (LINE_MAX_WIDTH x weight) and
+    opacity are its weight in head (``layer``, ``head``), counted from 0. A line per key, each
+    with customdata (key, weight), in key order after the two columns of labels."""
+    queries, keys = attention.query_labels, attention.key_labels
+    row = attention.weights[layer, head, query]  # (K,)
+    colours = [STATUS_COLOURS["finished"] if i == query else "#444444" for i in range(len(queries))]
+    columns = [
+        go.Scatter(
+            x=[0] * len(queries),
+            y=list(range(len(queries))),
+            text=plot_labels(queries),
+            mode="text",
+            textposition="middle left",
+            textfont={"color": colours},
+            hoverinfo="skip",
+            name="queries",
+        ),
+        go.Scatter(
+            x=[1] * len(keys),
+            y=list(range(len(keys))),
+            text=plot_labels(keys),
+            mode="text",
+            textposition="middle right",
+            textfont={"color": "#444444"},
+            hoverinfo="skip",
+            name="keys",
+        ),
+    ]
+    query_label = plot_text(queries[query])
+    lines = [
+        go.Scatter(
+            x=[0, 1],
+            y=[query, key],
+            mode="lines",
+            line={"width": LINE_MAX_WIDTH * float(weight), "color": "#08519c"},
+            opacity=float(weight),
+            customdata=[[key, float(weight)]] * 2,
+            hovertemplate=f"{query_label} → {plot_text(keys[key])}<br>weight %{{customdata[1]:.4f}}"
+            "<extra></extra>",
+            name=f"key {key}",
+        )
+        for key, weight in enumerate(row)
+    ]
+    fig = go.Figure([*columns, *lines])
+    fig.update_layout(
+        title=plot_text(title),
+        height=figure_height(max(len(queries), len(keys)), per_row=24),
+        showlegend=False,
+        plot_bgcolor="rgba(0,0,0,0)",
+        xaxis={"visible": False, "range": [-1.2, 2.2]},
+        yaxis={"visible": False, "autorange": "reversed"},
+    )
+    return fig
+
+
+def token_score_changes(
+    tokens: Sequence[str], normal: Sequence[float], changed: Sequence[float], title: str
+) -> go.Figure:
+    """For each output token of the normal translation, log P(token) with the change minus
+    without it (teacher-forced): a bar per token, below 0 where the change hurts it."""
+    change = np.asarray(changed) - np.asarray(normal)
+    labels = numbered(plot_labels(tokens), len(tokens))
+    fig = go.Figure(
+        go.Bar(
+            x=list(labels),
+            y=change,
+            marker_color=np.where(change < 0, "#d7301f", STATUS_COLOURS["kept"]),
+            customdata=np.stack([normal, changed], axis=-1),
+            hovertemplate="%{x}<br>log P %{customdata[0]:.3f} → %{customdata[1]:.3f}"
+            "<br>change %{y:+.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=plot_text(title),
+        height=360,
+        yaxis={"title": "change in log P (nats)", "zeroline": True},
+        xaxis={"tickangle": -45},
+    )
+    return fig
+
+
+def pruning_curve(
+    heads_off: Sequence[int], bleu: Sequence[float], chrf: Sequence[float], total: int, title: str
+) -> go.Figure:
+    """BLEU and chrF of the survey's sample as the least important heads are switched off, from
+    none to all ``total`` (Michel et al. 2019)."""
+    fig = go.Figure(
+        [
+            go.Scatter(x=list(heads_off), y=list(scores), mode="lines+markers", name=name)
+            for name, scores in (("BLEU", bleu), ("chrF", chrf))
+        ]
+    )
+    fig.update_traces(hovertemplate="%{x} heads off: %{y:.1f}")
+    fig.update_layout(
+        title=plot_text(title),
+        height=380,
+        xaxis={"title": f"heads switched off, least important first (of {total})"},
+        yaxis={"title": "score", "rangemode": "tozero"},
+    )
+    return fig

@@ -1,0 +1,16 @@
+"""Colours and sizes the figures share."""
+
+# Colour scales: attention weights 0..1, values around 0 (scores, PE, changes), a mask's two values
+ATTENTION_SCALE = "Blues"
+DIVERGING_SCALE = "RdBu_r"
+MASK_SCALE = [[0.0, "#d0d0d0"], [0.5, "#d0d0d0"], [0.5, "#2c7fb8"], [1.0, "#2c7fb8"]]
+# The beam search's statuses; the Heads lab's bars and lines take "kept" and "finished" from it
+STATUS_COLOURS = {"root": "#444444", "kept": "#2c7fb8", "finished": "#31a354", "pruned": "#bbbbbb"}
+CELL_TEXT_MAX = 13  # px, text written into heatmap cells
+NARROWEST_PLOT_PX = 760  # a heatmap's plot area on the narrowest desktop page (presentation: 960)
+CHARACTER_WIDTH = 0.5  # of the font size, the mean width of a character in the app's font
+
+
+def figure_height(rows: int, per_row: int = 28, minimum: int = 320, maximum: int = 900) -> int:
+    """A figure's height (px) for ``rows`` rows of ``per_row`` px, within minimum..maximum."""
+    return int(min(max(minimum, 140 + per_row * rows), maximum))
