@@ -216,6 +216,7 @@ def test_a_bundled_pair_sets_both_sentences(tiny_model_dir, translator, monkeypa
     assert partner(second) == first and partner(first) == second
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="no shipped model")
 def test_integrated_gradients_on_the_shipped_model_are_complete_to_a_few_percent():
     """With too few integration steps the attributions miss much of the change they explain (64

@@ -70,6 +70,7 @@ def test_split_sentences_translates_each_sentence_of_a_line_on_its_own(tiny_mode
     assert status == 1 and err.startswith("error: line 2: ")  # nothing to translate, as without
 
 
+@pytest.mark.slow
 def test_the_command_line_exits_with_the_status_of_main(tiny_model_dir):
     command = [sys.executable, "-m", "core.translate", "--model", str(tiny_model_dir), ""]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)

@@ -198,6 +198,7 @@ def shipped() -> Translator:
     return Translator.load()
 
 
+@pytest.mark.slow
 def test_the_shipped_model_translates_the_same(shipped):
     fast, readable = fast_and_readable(shipped)
     assert_translators_agree(fast, readable, SENTENCES)
@@ -221,6 +222,7 @@ def test_cached_steps_give_the_models_logits_for_any_number_of_rows(shipped):
                 assert_same(expected, engine.decode(tokens, *memories[1], caches[1]))
 
 
+@pytest.mark.slow
 def test_two_threads_keep_the_tokens_and_the_numbers_within_tolerance(shipped):
     fast, readable = fast_and_readable(shipped)
     torch.set_num_threads(2)  # on a busy machine two threads are slow: one sentence
@@ -277,6 +279,7 @@ def test_interventions_and_training_mode_decode_on_the_model(translator):
 # --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_peers_benchmark_dry_run_times_every_engine(capsys):
     pytest.importorskip("transformers")
     pytest.importorskip("ctranslate2")

@@ -291,6 +291,7 @@ def test_the_sample_is_spread_over_the_validation_split_and_always_the_same(data
     assert "3 en-de of" in description and "2 en-fr of" in description
 
 
+@pytest.mark.slow
 def test_the_dry_run_writes_a_loadable_survey_and_leaves_the_model_alone(
     data_dir, tiny_model_dir, tmp_path
 ):

@@ -127,6 +127,7 @@ def test_pickled_code_is_refused(tmp_path):
         load_model(tmp_path / "evil.pt")
 
 
+@pytest.mark.slow
 def test_command_line_translates(tiny_model_dir):
     run = subprocess.run(
         [

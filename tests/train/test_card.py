@@ -3,10 +3,13 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.train.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
 from train import card, lineage
 
 
+@pytest.mark.slow
 def test_card_stays_in_the_run_without_export_and_ships_snapshots_with_it(data_dir, tmp_path):  # noqa: F811
     run = tmp_path / "run"
     flags = (

@@ -13,6 +13,8 @@ import torch
 from core.checkpoint import safe_load
 from tests.training import train_command, write_tiny_data
 
+pytestmark = pytest.mark.slow  # two training processes
+
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):

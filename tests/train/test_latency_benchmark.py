@@ -1,8 +1,11 @@
 """benchmarks/latency.py stays runnable: its dry run times every case on the tiny model."""
 
+import pytest
 import torch
 
 from benchmarks import latency
+
+pytestmark = pytest.mark.slow  # a benchmark
 
 
 def test_latency_benchmark_dry_run_times_every_case(capsys):

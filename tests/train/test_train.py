@@ -37,6 +37,7 @@ def data_dir(tmp_path_factory):
     return write_tiny_data(tmp_path_factory.mktemp("data"))
 
 
+@pytest.mark.slow
 def test_dry_run_trains_and_exports_a_loadable_model(data_dir, tmp_path):
     process = run_train(data_dir, tmp_path / "run")
     output, _ = process.communicate(timeout=300)
@@ -84,6 +85,7 @@ def final_weights(run):
     return safe_load(sorted((run / "checkpoints").glob("step_*.pt"))[-1])["model"]
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_from_its_checkpoint_and_ends_where_an_unbroken_run_ends(
     data_dir, tmp_path
 ):
@@ -137,6 +139,7 @@ def run_evaluate(model_dir, *flags):
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_evaluate_prints_one_json_object(data_dir, tmp_path, tiny_model_dir):
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("The dog runs.\tDer Hund läuft.\nA cat sleeps.\tEine Katze schläft.\n")
@@ -218,6 +221,7 @@ def test_continued_schedule_warms_up_to_where_the_paper_schedule_left_off():
     assert continued_lr(400, 64, config, before) < continued_lr(50, 64, config, before)
 
 
+@pytest.mark.slow
 def test_init_from_starts_at_the_given_model_and_keeps_its_vocabulary(data_dir, tmp_path):
     first = run_train(data_dir, tmp_path / "first", "--max-steps", "10")
     assert first.wait(timeout=300) == 0
@@ -235,6 +239,7 @@ def test_init_from_starts_at_the_given_model_and_keeps_its_vocabulary(data_dir, 
     assert (tmp_path / "second" / "spm.model").read_bytes() == (shipped / "spm.model").read_bytes()
 
 
+@pytest.mark.slow
 def test_snapshots_are_kept_at_the_asked_steps_and_exported(data_dir, tmp_path):
     run = run_train(data_dir, tmp_path / "run", "--max-steps", "12", "--snapshot-steps", "3,9")
     assert run.wait(timeout=300) == 0
@@ -244,6 +249,7 @@ def test_snapshots_are_kept_at_the_asked_steps_and_exported(data_dir, tmp_path):
     assert all(v.dtype == torch.float16 for v in safe_load(snapshots[0])["state_dict"].values())
 
 
+@pytest.mark.slow
 def test_a_continued_model_ships_the_whole_history_on_one_step_axis(data_dir, tmp_path):
     first = run_train(data_dir, tmp_path / "first", "--max-steps", "10", "--snapshot-steps", "3")
     assert first.wait(timeout=300) == 0

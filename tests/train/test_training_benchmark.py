@@ -3,8 +3,12 @@
 import gzip
 import re
 
+import pytest
+
 from benchmarks import training_throughput
 from support.tiny_corpus import tiny_corpus
+
+pytestmark = pytest.mark.slow  # a benchmark
 
 
 def test_training_benchmark_dry_run_reports_tokens_per_second_and_mfu(capsys, tmp_path):

@@ -44,6 +44,7 @@ def finish(process, returncode=0) -> str:
     return output
 
 
+@pytest.mark.slow
 def test_a_damaged_newest_checkpoint_is_skipped_and_interrupted_writes_removed(data_dir, run_copy):
     newest = run_copy / "checkpoints" / "step_0000006.pt"
     newest.write_bytes(newest.read_bytes()[:1000])  # as a failing disk might leave it
@@ -56,6 +57,7 @@ def test_a_damaged_newest_checkpoint_is_skipped_and_interrupted_writes_removed(d
     assert safe_load(newest)["step"] == 6  # trained again and written whole
 
 
+@pytest.mark.slow
 def test_no_readable_checkpoint_is_a_clear_error(data_dir, run_copy):
     for path in (run_copy / "checkpoints").glob("*.pt"):
         path.write_bytes(b"")
@@ -64,6 +66,7 @@ def test_no_readable_checkpoint_is_a_clear_error(data_dir, run_copy):
     assert "--fresh" in output and "Traceback" not in output
 
 
+@pytest.mark.slow
 def test_resuming_with_another_architecture_says_to_start_fresh(data_dir, run_copy):
     output = finish(run_train(data_dir, run_copy, *FLAGS, "--d-model", "64"), returncode=1)
     assert "step_0000006.pt was trained with another architecture (d_model 32 -> 64)" in output
@@ -72,6 +75,7 @@ def test_resuming_with_another_architecture_says_to_start_fresh(data_dir, run_co
     assert "(--vocab-size 500 -> 400)" in output
 
 
+@pytest.mark.slow
 def test_fresh_starts_over_with_a_new_vocabulary(data_dir, run_copy):
     (run_copy / "spm.model").write_bytes(b"truncated")
     flags = ("--max-steps", "2", "--vocab-size", "400", "--fresh")
@@ -85,6 +89,7 @@ def test_fresh_starts_over_with_a_new_vocabulary(data_dir, run_copy):
     assert not (run_copy / "model" / "snapshots").exists()
 
 
+@pytest.mark.slow
 def test_the_validation_after_the_last_checkpoint_is_recorded_after_a_kill(data_dir, run_copy):
     metrics = run_copy / "metrics.jsonl"
     records = read_metrics(metrics)
@@ -121,6 +126,7 @@ def test_lines_end_with_newline_or_crlf(tmp_path):
     assert read_lines(corpus) == ["one", "two", "three"]
 
 
+@pytest.mark.slow
 def test_a_bad_corpus_stops_training_with_a_message_not_a_traceback(data_dir, tmp_path):
     bad_data = shutil.copytree(data_dir, tmp_path / "data")
     (bad_data / "tatoeba/eng-fra.tsv.gz").write_bytes(b"plain text, not gzip")

@@ -2,8 +2,12 @@
 
 import json
 
+import pytest
+
 from tests.training import run_train, write_tiny_data
 from train import card, width_study
+
+pytestmark = pytest.mark.slow  # two training runs in subprocesses
 
 
 def test_two_widths_go_into_the_card_with_their_validation_minutes(tmp_path):
