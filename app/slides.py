@@ -20,15 +20,11 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 import plotly.graph_objects as go
 
+from app.display import ATTENTION_KINDS
 from app.figures.text import plot_text
 from core import LANGUAGES
 from core.labelled_attention import LabelledAttention
 
-ATTENTION_KINDS = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Decoder masked self-attention",
-    "cross": "Cross-attention",
-}
 SOURCE_LANGUAGE = "English"
 # A caption's and a title's lines fit the narrowest chart the app draws, a phone's (about 350
 # px for text on a 390 px wide screen), where app/narrow.py draws them smaller (10 px: about

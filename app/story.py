@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.display import ATTENTION_KINDS, SENTENCEPIECE_WORD_START, WORD_START
 from core.head_focus import HeadFocus, rank_heads
 from core.labelled_attention import LabelledAttention
 from core.words import is_special_piece
@@ -26,7 +27,8 @@ STEPS = [
         "Pieces",
         "views/tokenization.py",
         "The model never sees words: SentencePiece cuts the sentence into pieces from one "
-        "vocabulary shared by English, German and French. · (SentencePiece's ▁) starts a word; "
+        f"vocabulary shared by English, German and French. {WORD_START} (SentencePiece's "
+        f"{SENTENCEPIECE_WORD_START}) starts a word; "
         "a rare word is spelled in several pieces. The tag in front says which language to "
         "write, `</s>` ends.",
     ),
@@ -51,7 +53,7 @@ STEPS = [
         "after it: the causal mask sets every cell above the diagonal to exactly 0.",
     ),
     Step(
-        "Cross-attention",
+        ATTENTION_KINDS["cross"],
         "views/attention.py",
         "Here the decoder looks at the source: each row is a position of the translation, each "
         "column a source word. Bright cells line up like a dictionary alignment.",

@@ -23,7 +23,6 @@ from core import LANGUAGES, CheckpointError, InputError
 from core.labelled_attention import PREDICTS, LabelledAttention
 from core.snapshots import SnapshotView, list_snapshots
 
-ATTENTION_KINDS = slides.ATTENTION_KINDS
 # The banner's text, English and translation each: about four lines of a half-width column on a
 # laptop, so that every page's title stays near the top (the sidebar holds the whole text).
 BANNER_CHARS = 280

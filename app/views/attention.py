@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app import slides, state, ui
+from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_grid, attention_map
 
 EXPLAIN = {
@@ -18,7 +19,7 @@ r = state.analysis().result
 earlier = ui.snapshot_picker()
 if earlier is not None:
     r = earlier.forced
-kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
+kind = ui.pick("Attention", list(ATTENTION_KINDS), "kind", format_func=ATTENTION_KINDS.get)
 st.caption(EXPLAIN[kind])
 words = st.toggle("Merge pieces into words", key="words", bind="query-params")
 attention = getattr(r.word_attention if words else r.attention, kind)
@@ -58,7 +59,7 @@ def open_tile(points: list[dict]) -> None:
 
 def head_title(layer: int, head: int | str) -> str:
     head_name = "average of the heads" if head == "avg" else f"head {head}"
-    title = f"{ui.ATTENTION_KINDS[kind]}, layer {layer}, {head_name}"
+    title = f"{ATTENTION_KINDS[kind]}, layer {layer}, {head_name}"
     if earlier is not None:
         title += f", step {earlier.step:,}"
     return title

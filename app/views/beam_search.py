@@ -5,6 +5,7 @@ import numpy as np
 import streamlit as st
 
 from app import state, ui
+from app.display import ATTENTION_KINDS
 from app.figures.beam_layout import (
     candidate_rows,
     candidates_per_beam,
@@ -115,7 +116,7 @@ def step_view() -> None:
                 "the table below lists them all."
             )
     with right:
-        st.subheader("Cross-attention behind this step")
+        st.subheader(f"{ATTENTION_KINDS['cross']} behind this step")
         cross = beam_step.cross_attention
         n_layers, n_heads = cross.weights.shape[:2]
         layer = ui.pick(

@@ -5,7 +5,7 @@ greedy search against beam search."""
 import streamlit as st
 
 from app import state, ui
-from app.display import piece_text
+from app.display import ATTENTION_KINDS, piece_text
 from app.figures.heatmaps import attention_map
 from core import LANGUAGES
 from core.decoding import first_divergence, length_penalty
@@ -50,9 +50,7 @@ settings = state.settings()
 path = str(state.model_dir())
 
 st.header("Two heads or two layers")
-kind = ui.pick(
-    "Attention", list(ui.ATTENTION_KINDS), "compare_kind", "cross", ui.ATTENTION_KINDS.get
-)
+kind = ui.pick("Attention", list(ATTENTION_KINDS), "compare_kind", "cross", ATTENTION_KINDS.get)
 attention = getattr(result.attention, kind)
 st.caption(
     "The same sentence and the same kind of attention, each side its own layer and head, both "
@@ -61,7 +59,7 @@ st.caption(
 for column, (prefix, side), head in zip(st.columns(2), SIDES.items(), (1, 2)):
     with column:
         layer, chosen = head_picker(attention, prefix, head)
-        title = f"{side}: {ui.ATTENTION_KINDS[kind]}, {head_name(layer, chosen)}"
+        title = f"{side}: {ATTENTION_KINDS[kind]}, {head_name(layer, chosen)}"
         ui.chart(head_map(attention, layer, chosen, title), f"compare-{prefix}")
 
 st.header("German and French")
@@ -79,7 +77,8 @@ for column, (target, translation) in zip(st.columns(len(translations)), translat
     with column:
         st.caption(LANGUAGES[target])
         st.code(translation.text, language=None, wrap_lines=True)
-        title = f"{LANGUAGES[target]}: cross-attention, {head_name(layer, chosen)}"
+        cross = ATTENTION_KINDS["cross"].lower()
+        title = f"{LANGUAGES[target]}: {cross}, {head_name(layer, chosen)}"
         ui.chart(head_map(translation.attention.cross, layer, chosen, title), f"compare-{target}")
 
 st.header("Greedy and beam search")

@@ -6,7 +6,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app import state, ui
-from app.display import piece_text
+from app.display import ATTENTION_KINDS, piece_text
 from app.figures.explain import agreement_map, difference_map, lens_map
 from app.figures.heads import focus_bars
 from core.ablation import INTERVENTIONS, Head, all_heads
@@ -55,7 +55,9 @@ def word_difference(first: Translation, second: Translation, sentences: tuple[st
     )
     layers = first.word_attention.cross.weights.shape[0]
     described = {"mean": "every layer (mean)", **{n: f"layer {n}" for n in range(1, layers + 1)}}
-    layer = ui.pick("Cross-attention of", list(described), "pair_layer", format_func=described.get)
+    layer = ui.pick(
+        f"{ATTENTION_KINDS['cross']} of", list(described), "pair_layer", format_func=described.get
+    )
     found = attention_difference(
         first.word_attention.cross,
         second.word_attention.cross,
@@ -68,7 +70,8 @@ def word_difference(first: Translation, second: Translation, sentences: tuple[st
             found.second,
             found.source_labels,
             ("first sentence", "second sentence"),
-            f"Where “{label[compared]}” looks: cross-attention, {described[layer]}, mean of heads",
+            f"Where “{label[compared]}” looks: {ATTENTION_KINDS['cross'].lower()}, "
+            f"{described[layer]}, mean of heads",
         ),
         "pair-difference",
         caption=replace(

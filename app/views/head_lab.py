@@ -5,6 +5,7 @@ import streamlit as st
 
 from app import state, ui
 from app.analysis import importance_estimate
+from app.display import ATTENTION_KINDS
 from app.figures.heads import (
     attention_lines,
     focus_bars,
@@ -67,7 +68,7 @@ st.title("Heads lab: what each head does")
 analysis = state.analysis()
 result = analysis.result
 settings = state.settings()
-kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
+kind = ui.pick("Attention", list(ATTENTION_KINDS), "kind", format_func=ATTENTION_KINDS.get)
 
 st.header("Find the head: focus on one word")
 words = getattr(result.word_attention, kind)
@@ -89,7 +90,7 @@ key = st.selectbox(
     bind="query-params",
     help="Pick the word it should find (for 'it': 'animal') to rank heads by the weight on it.",
 )
-named = ui.ATTENTION_KINDS[kind].lower()
+named = ATTENTION_KINDS[kind].lower()
 if lost[0] is not None:
     st.text(f"No “{lost[0]}” attends in {named}: showing “{words.query_labels[default]}”.")
 if lost[1] is not None:
@@ -109,7 +110,7 @@ ui.chart(
 )
 best = ranking[0]
 best_caption = ui.sentence_caption(kind=kind, layer=best.layer + 1, head=best.head + 1, word=label)
-title = f"{ui.ATTENTION_KINDS[kind]}, layer {best.layer + 1}, head {best.head + 1} (the top head)"
+title = f"{ATTENTION_KINDS[kind]}, layer {best.layer + 1}, head {best.head + 1} (the top head)"
 ui.chart(
     attention_lines(words, best.layer, best.head, query, f"“{label}” in the top head"),
     "focus-lines",
@@ -151,7 +152,7 @@ ui.chart(
     head_dashboard(
         statistics[statistic],
         [role.role for role in roles],
-        f"{ui.ATTENTION_KINDS[kind]}: {STATISTIC_TITLES[statistic]}",
+        f"{ATTENTION_KINDS[kind]}: {STATISTIC_TITLES[statistic]}",
         statistic,
     ),
     f"heads-{kind}-{statistic}-{over}",
@@ -190,7 +191,7 @@ if importance is not None:
         head_dashboard(
             importance,
             [role.role for role in roles],
-            f"{ui.ATTENTION_KINDS[kind]}: importance, drop in log P",
+            f"{ATTENTION_KINDS[kind]}: importance, drop in log P",
             "importance",
         ),
         f"importance-{kind}-{'sentence' if computed_on is None else 'sample'}",

@@ -5,6 +5,7 @@ import streamlit as st
 
 from app import state, ui
 from app.analysis import MAX_CHARS
+from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map, heatmap
 from app.figures.masking import score_pipeline
 from app.figures.style import MASK_SCALE
@@ -93,7 +94,7 @@ st.header("From scores to weights, for one head")
 st.latex(
     r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),\quad M_{ij} \in \{0, -\infty\}"
 )
-kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "mkind", "decoder", ui.ATTENTION_KINDS.get)
+kind = ui.pick("Attention", list(ATTENTION_KINDS), "mkind", "decoder", ATTENTION_KINDS.get)
 attention = getattr(result.attention, kind)
 left, right = st.columns(2)
 with left:

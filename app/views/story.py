@@ -6,6 +6,7 @@ from functools import partial
 import streamlit as st
 
 from app import state, ui
+from app.display import ATTENTION_KINDS
 from app.figures.beam_layout import rerank
 from app.figures.heads import vote_bars
 from app.figures.heatmaps import attention_map
@@ -86,11 +87,11 @@ elif step == 2:
             f"layer {yours.layer + 1}, head {yours.head + 1}, with {yours.weight:.0%}."
         )
         ui.chart(vote_bars(head_votes(words, query), word), "story-votes")
-        title = f"Encoder self-attention, layer {yours.layer + 1}, head {yours.head + 1}"
+        title = f"{ATTENTION_KINDS['encoder']}, layer {yours.layer + 1}, head {yours.head + 1}"
         ui.chart(attention_map(words, yours.layer, yours.head, title), "story-self")
 elif step == 3:
     decoder = result.attention.decoder
-    title = "Decoder masked self-attention, last layer, average of the heads"
+    title = f"{ATTENTION_KINDS['decoder']}, last layer, average of the heads"
     last_layer = decoder.weights.shape[0] - 1
     ui.chart(attention_map(decoder, last_layer, None, title), "story-mask")
     st.caption(ui.decoder_rows(decoder))
@@ -101,7 +102,7 @@ elif step == 3:
     )
 elif step == 4:
     cross = result.word_attention.cross
-    title = "Cross-attention in words, last layer, average of the heads"
+    title = f"{ATTENTION_KINDS['cross']} in words, last layer, average of the heads"
     ui.chart(attention_map(cross, cross.weights.shape[0] - 1, None, title), "story-cross")
     ui.table(
         [

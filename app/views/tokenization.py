@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import state, ui
-from app.display import piece_count
+from app.display import SENTENCEPIECE_WORD_START, WORD_START, piece_count
 from app.figures.tokens import token_chips
 from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
@@ -13,7 +13,8 @@ result = analysis.result
 tokenizer = state.translator().tokenizer
 st.markdown(
     f"One SentencePiece vocabulary of {len(tokenizer)} pieces serves English, German and French. "
-    "`▁` (shown as `·` in the figures and tables) marks a piece that starts a word; a character "
+    f"`{SENTENCEPIECE_WORD_START}` (shown as `{WORD_START}` in the figures and tables) marks a "
+    "piece that starts a word; a character "
     "the vocabulary lacks is spelled as its UTF-8 bytes (`<0xF0>`...), so no input is lost to "
     "`<unk>`. The language tag in front tells the model which language to write."
 )

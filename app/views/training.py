@@ -4,6 +4,7 @@ so that heads can be seen learning their jobs."""
 import streamlit as st
 
 from app import state, ui
+from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
 from core.snapshots import head_dynamics, list_snapshots, training_record
@@ -42,7 +43,7 @@ if st.session_state.get("snapshot", steps[-1]) not in steps:  # a step of anothe
 
 
 playing = st.toggle("▶ Play the training", key="train_play")
-kind = ui.pick("Attention", list(ui.ATTENTION_KINDS), "kind", format_func=ui.ATTENTION_KINDS.get)
+kind = ui.pick("Attention", list(ATTENTION_KINDS), "kind", format_func=ATTENTION_KINDS.get)
 n_layers, n_heads = getattr(analysis.result.attention, kind).weights.shape[:2]
 left, right = st.columns([2, 3])
 with left:
@@ -85,7 +86,7 @@ def snapshot_view() -> None:
     st.caption("The final model translates:")
     st.text(analysis.result.text)
     attention = getattr(view.forced.attention, kind)
-    title = f"Step {step:,}: {ui.ATTENTION_KINDS[kind]}, layer {layer}, head {head}"
+    title = f"Step {step:,}: {ATTENTION_KINDS[kind]}, layer {layer}, head {head}"
     ui.chart(
         attention_map(attention, layer - 1, head - 1, title),
         f"training-step-{step}",

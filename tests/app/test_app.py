@@ -52,6 +52,7 @@ def assert_fine(at: AppTest) -> None:
     assert not at.exception, [e.message for e in at.exception]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_opens_with_charts(app, page):
     at = app(page)
@@ -62,6 +63,7 @@ def test_every_page_opens_with_charts(app, page):
     assert not [cell for cell in text_cells(at) if SENTENCEPIECE_WORD_START in cell]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_an_open_tab_keeps_none_of_its_page_alive(history_dir, monkeypatch, page):
     """After a run, nothing of the page may stay reachable from the session (a widget's
@@ -82,6 +84,7 @@ def test_an_open_tab_keeps_none_of_its_page_alive(history_dir, monkeypatch, page
     assert not alive, f"{page_file} stays alive with its session"
 
 
+@pytest.mark.slow
 def test_typing_a_sentence_translates_it(app, translator):
     text = "The happy child reads a book."
     at = app()
@@ -94,6 +97,7 @@ def test_typing_a_sentence_translates_it(app, translator):
     assert text in [element.value for element in at.text]  # the banner: English on this page too
 
 
+@pytest.mark.slow
 def test_a_text_of_several_sentences_is_translated_one_sentence_at_a_time(app, translator):
     text = "The child reads a book. The dog sleeps.\n\nIt is late."
     at = app(text=text)
@@ -112,6 +116,7 @@ def test_a_text_of_several_sentences_is_translated_one_sentence_at_a_time(app, t
     assert "all 3 as one sequence" in " ".join(caption.value for caption in at.caption)
 
 
+@pytest.mark.slow
 def test_a_sentence_longer_than_the_model_reads_is_named(app, translator):
     long = " ".join(["The dog"] + ["and the cat"] * translator.max_source_tokens) + "."
     at = app(text=f"A short one. {long} Another short one.")
@@ -121,12 +126,14 @@ def test_a_sentence_longer_than_the_model_reads_is_named(app, translator):
     ]
 
 
+@pytest.mark.slow
 def test_one_sentence_is_not_cut(app):
     at = app(text="Dr. Smith reads a book.")
     assert_fine(at)
     assert [header.value for header in at.subheader][:1] == ["German"]
 
 
+@pytest.mark.slow
 def test_examples_are_one_click_away(app):
     at = app()
     at.button_group(key="example").set_value("I am very hungry.").run()
@@ -134,6 +141,7 @@ def test_examples_are_one_click_away(app):
     assert at.text_area(key="text").value == "I am very hungry."
 
 
+@pytest.mark.slow
 def test_target_language_reaches_the_model(app):
     at = app("tokenization")
     assert at.dataframe[0].value["piece"][0] == "<2de>"
@@ -153,6 +161,7 @@ def text_cells(at: AppTest) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_tables_show_word_starts_as_the_figures_do(app, translator):
     at = app("tokenization")
     source = translator.translate(state.DEFAULTS.text).source_tokens
@@ -161,6 +170,7 @@ def test_tables_show_word_starts_as_the_figures_do(app, translator):
     assert piece_text("▁The") == f"{WORD_START}The" == plot_text("▁The")  # one rule for both
 
 
+@pytest.mark.slow
 def test_reference_translation_is_scored(app):
     at = app()
     at.text_area(key="ref").set_value("Der Hund läuft weg.").run()
@@ -168,6 +178,7 @@ def test_reference_translation_is_scored(app):
     assert [m.label for m in at.metric] == ["BLEU", "chrF"]
 
 
+@pytest.mark.slow
 def test_attention_layer_head_and_kind(app):
     at = app("attention")
     assert "Encoder self-attention, layer 2, head 1" in titles(at)
@@ -182,6 +193,7 @@ def test_attention_layer_head_and_kind(app):
     assert_fine(at)
 
 
+@pytest.mark.slow
 def test_attention_view_comes_from_the_url(app):
     # the URL holds option codes (?to=fr&kind=decoder), not the labels shown
     at = app("attention", kind="decoder", layer="1", head="4", to="fr")
@@ -194,6 +206,7 @@ def test_attention_view_comes_from_the_url(app):
     assert "to" not in at.query_params
 
 
+@pytest.mark.slow
 def test_a_mistyped_link_falls_back_to_the_defaults(app):
     at = app("attention", kind="Cross-attention", to="French", layer="99")
     assert_fine(at)
@@ -201,6 +214,7 @@ def test_a_mistyped_link_falls_back_to_the_defaults(app):
     assert "Encoder self-attention, layer 2, head 1" in titles(at)
 
 
+@pytest.mark.slow
 def test_translate_and_attention_pages_draw_the_same_alignment(app):
     """The same sentence shows the same matrix with the same labels on both pages."""
     alignment = charts(app())[0]
@@ -237,6 +251,7 @@ def click_point(at: AppTest, key: str, trace: int, index: int) -> AppTest:
     return at._run(states)
 
 
+@pytest.mark.slow
 def test_model_view_draws_every_head_in_one_chart(app):
     at = app("attention", view="All layers and heads")
     assert_fine(at)
@@ -245,6 +260,7 @@ def test_model_view_draws_every_head_in_one_chart(app):
     assert titles(at)[1] == "Encoder self-attention, layer 2, head 1"  # the page's head, large
 
 
+@pytest.mark.slow
 def test_clicking_a_grid_tile_opens_that_head_large(app, translator):
     at = app("attention", view="All layers and heads", kind="cross")
     markers = charts(at)[0]["data"][1]
@@ -265,6 +281,7 @@ def test_clicking_a_grid_tile_opens_that_head_large(app, translator):
     assert titles(app("attention", **link)) == ["Cross-attention, layer 1, head 3"]  # One head
 
 
+@pytest.mark.slow
 def test_the_word_to_follow_names_its_position_and_round_trips_through_the_url(app, translator):
     first, second = "The dog saw the cat near the tree.", "The dog saw the cat near the trees."
     at = app("explain", text=first, pair=second)
@@ -289,6 +306,7 @@ def test_the_word_to_follow_names_its_position_and_round_trips_through_the_url(a
     assert link.selectbox(key="follow").value == second_the  # (Chromium: test_browser_explain)
 
 
+@pytest.mark.slow
 def test_beam_search_steps(app):
     at = app("beam_search", beam="3")
     assert at.slider(key="step").value == 0
@@ -308,6 +326,7 @@ def test_beam_search_steps(app):
     assert_fine(at)
 
 
+@pytest.mark.slow
 def test_beam_search_explains_itself_in_text(app, translator):
     at = app("beam_search", beam="8", step="2")
     assert_fine(at)
@@ -327,6 +346,7 @@ def test_beam_search_explains_itself_in_text(app, translator):
     assert any(name.startswith(ranking["hypothesis"][0][:20]) for name in legend)
 
 
+@pytest.mark.slow
 def test_switching_layer_head_step_and_page_never_reruns_the_model(app, monkeypatch):
     calls = []
     analyse = state.analyse
@@ -344,6 +364,7 @@ def test_switching_layer_head_step_and_page_never_reruns_the_model(app, monkeypa
     assert len(calls) == 2
 
 
+@pytest.mark.slow
 def test_beam_size_one_is_greedy_and_length_penalty_reranks(app):
     at = app("beam_search", beam="1")
     assert "greedy" in at.info[0].value
@@ -353,6 +374,7 @@ def test_beam_size_one_is_greedy_and_length_penalty_reranks(app):
     assert ranking["chosen"][0] and ranking["rank"][0] == 1
 
 
+@pytest.mark.slow
 def test_step_beyond_a_shorter_search_is_clamped(app):
     at = app("beam_search", beam="2")
     last = at.slider(key="step").max
@@ -362,6 +384,7 @@ def test_step_beyond_a_shorter_search_is_clamped(app):
     assert at.slider(key="step").value <= at.slider(key="step").max
 
 
+@pytest.mark.slow
 def test_masking_page_controls(app):
     at = app("masking")
     assert "Padding mask: blue = a real token, grey = &lt;pad&gt;" in titles(at)
@@ -377,6 +400,7 @@ def test_masking_page_controls(app):
     assert "Scores Q Kᵀ / 1 (unscaled)" in texts(at)
 
 
+@pytest.mark.slow
 def test_embeddings_page_orders_dimensions_and_explains_the_scale(app):
     at = app("embeddings", peorder="blocks", escale="own")
     assert_fine(at)
@@ -391,6 +415,7 @@ def test_embeddings_page_orders_dimensions_and_explains_the_scale(app):
     assert "peorder" not in at.query_params  # the default leaves the URL
 
 
+@pytest.mark.slow
 def test_presentation_mode_and_svg_export(app):
     at = app("attention", present="true", img="svg")
     assert_fine(at)
@@ -449,6 +474,7 @@ BAD_INPUT = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BAD_INPUT)
 @pytest.mark.parametrize("page", PAGES)
 def test_bad_input_gets_a_message_never_a_traceback(app, page, name):
@@ -460,6 +486,7 @@ def test_bad_input_gets_a_message_never_a_traceback(app, page, name):
         assert message in texts(at)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["html", "markdown"])
 def test_user_text_is_never_rendered_as_markup(app, name):
     text = BAD_INPUT[name][0]
@@ -472,6 +499,7 @@ def test_user_text_is_never_rendered_as_markup(app, name):
         assert "alert(" not in html.proto.body and "bold" not in html.proto.body
 
 
+@pytest.mark.slow
 def test_a_bug_is_not_mistaken_for_bad_input(app, monkeypatch):
     def broken(*args):
         raise ValueError("a bug, not something the user typed")
@@ -481,6 +509,7 @@ def test_a_bug_is_not_mistaken_for_bad_input(app, monkeypatch):
     assert at.exception and not at.info  # a traceback, not a friendly message
 
 
+@pytest.mark.slow
 def test_missing_model_is_a_clear_message(app, monkeypatch, tmp_path):
     monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tmp_path / "nowhere"))
     for page in ("story", "translate", "model"):
@@ -491,6 +520,7 @@ def test_missing_model_is_a_clear_message(app, monkeypatch, tmp_path):
         assert "No usable model" in at.error[0].value and "ATTENTION_LAB_MODEL" in at.error[0].value
 
 
+@pytest.mark.slow
 def test_model_page_shows_the_card_and_training_curves(app, tiny_model_dir, tmp_path, monkeypatch):
     model = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model)

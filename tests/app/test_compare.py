@@ -28,6 +28,7 @@ def test_first_divergence():
     assert first_divergence([], []) is None
 
 
+@pytest.mark.slow
 def test_two_heads_side_by_side_on_one_scale(app, translator):
     at = app(
         "compare",
@@ -55,6 +56,7 @@ def test_two_heads_side_by_side_on_one_scale(app, translator):
     np.testing.assert_allclose(z(right), weights[1, 2], atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer, head", [("1", "avg"), ("2", "4")])
 def test_german_and_french_side_by_side(app, translator, layer, head):
     at = app("compare", text=SENTENCE, language_layer=layer, language_head=head)
@@ -71,6 +73,7 @@ def test_german_and_french_side_by_side(app, translator, layer, head):
         )
 
 
+@pytest.mark.slow
 def test_greedy_and_beam_search_and_where_they_part(app, translator):
     for text in (SENTENCE, "A man is riding a bicycle.", "I am very hungry."):
         at = app("compare", text=text, beam="3", alpha="1.0")
@@ -95,6 +98,7 @@ def test_greedy_and_beam_search_and_where_they_part(app, translator):
         assert list(pieces["same"][:apart]) == [True] * apart and not pieces["same"][apart]
 
 
+@pytest.mark.slow
 def test_beam_one_says_it_is_greedy(app):
     at = app("compare", text=SENTENCE, beam="1")
     assert_fine(at)

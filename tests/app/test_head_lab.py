@@ -37,6 +37,7 @@ def test_the_ranking_puts_the_strongest_top_key_first(translator):
     assert best.key_label == encoder.key_labels[best.key] and best.key != query
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="no shipped model")
 def test_the_shipped_model_has_a_head_that_links_it_to_the_animal():
     encoder = Translator.load().translate(ANIMAL, "de", 4, trace=True).word_attention.encoder
@@ -65,6 +66,7 @@ def page(tiny_model_dir, monkeypatch):
     return at.run()
 
 
+@pytest.mark.slow
 def test_the_page_ranks_heads_for_a_word_and_switches_heads_off(page, translator):
     assert not page.exception
     page.selectbox(key="focus").set_value(3).run()
@@ -97,6 +99,7 @@ def ask_for_importance(at: AppTest) -> AppTest:
     return button.click().run()
 
 
+@pytest.mark.slow
 def test_the_importance_map_is_what_core_computes_and_uniform_heads_reach_the_model(
     page, translator
 ):
@@ -123,6 +126,7 @@ def importance_passes(monkeypatch) -> list[str]:
     return passes
 
 
+@pytest.mark.slow
 def test_head_importance_waits_for_its_button_then_is_kept_for_everyone(
     app, importance_passes, translator
 ):
@@ -165,6 +169,7 @@ def surveyed_model_dir(tiny_model_dir, translator, tmp_path_factory):
     return model_dir
 
 
+@pytest.mark.slow
 def test_until_asked_the_importance_map_is_the_surveys_mean(
     surveyed_model_dir, monkeypatch, importance_passes
 ):

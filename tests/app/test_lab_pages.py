@@ -59,6 +59,7 @@ def pair(translator):
     return [translator.translate(text, "de", 4, 0.6, trace=True) for text in (TIRED, WIDE)]
 
 
+@pytest.mark.slow
 def test_each_chart_of_a_minimal_pair_is_captioned_with_its_own_sentence(app, pair):
     at = app("explain", text=TIRED, pair=WIDE)
     assert_fine(at)
@@ -72,6 +73,7 @@ def test_each_chart_of_a_minimal_pair_is_captioned_with_its_own_sentence(app, pa
     assert squeezed(f"German: first: {tired} / second: {wide}") in both
 
 
+@pytest.mark.slow
 def test_the_bars_of_the_word_to_follow_are_named_attention_weights(app):
     at = app("explain", text=TIRED, pair=WIDE)
     assert_fine(at)
@@ -88,6 +90,7 @@ def test_the_difference_is_drawn_on_the_scale_of_the_weights():
     assert "±0.50" in difference.colorbar.title.text
 
 
+@pytest.mark.slow
 def test_integrated_gradients_are_shown_beside_the_change_they_should_sum_to(app, translator, pair):
     at = app("explain", text=TIRED)
     assert_fine(at)
@@ -106,6 +109,7 @@ def test_integrated_gradients_are_shown_beside_the_change_they_should_sum_to(app
 # Heads lab
 
 
+@pytest.mark.slow
 def test_the_focus_bars_say_what_their_weight_is_and_name_the_key_once(app, translator):
     at = app("head_lab", text=TIRED, kind="cross", at_word="animal")
     assert_fine(at)
@@ -125,6 +129,7 @@ def test_the_focus_bars_axis_title_is_shown_literally():
     assert fig.layout.xaxis.title.text == "weight on “&lt;/s&gt;”"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text, word", [(TIRED, "it"), ("A man is riding a bicycle.", "A")])
 def test_the_word_that_attends_starts_on_it_or_the_first_real_word(app, text, word):
     at = app("head_lab", text=text)
@@ -132,6 +137,7 @@ def test_the_word_that_attends_starts_on_it_or_the_first_real_word(app, text, wo
     assert selected(at, "focus") == word  # not the language tag
 
 
+@pytest.mark.slow
 def test_a_word_picked_follows_a_change_of_kind_and_the_url_says_what_is_shown(app):
     at = app("head_lab", text=TIRED, focus="didn't", at_word="animal")
     assert_fine(at)
@@ -172,6 +178,7 @@ def test_the_dashboard_gives_every_cell_its_two_lines():
     assert plot / 6 >= 2 * LINE_HEIGHT * fig.data[0].textfont.size
 
 
+@pytest.mark.slow
 def test_the_dashboard_titles_fit_one_line(app, translator):
     at = app("head_lab", text=TIRED, kind="decoder")  # the longest kind's name
     decoder = translator.translate(TIRED, "de", 4, 0.6, trace=True).attention.decoder
@@ -190,6 +197,7 @@ def test_the_dashboard_titles_fit_one_line(app, translator):
     assert "<br>" not in importance and len(importance) <= slides.TITLE_CHARS
 
 
+@pytest.mark.slow
 def test_the_pruning_heading_is_about_this_model(
     surveyed_model_dir,  # noqa: F811 (the fixture imported above)
     monkeypatch,
@@ -206,6 +214,7 @@ def test_the_pruning_heading_is_about_this_model(
     assert "Are Sixteen Heads Really Better than One?" in texts(at)  # the citation stays
 
 
+@pytest.mark.slow
 def test_the_intervention_chart_says_its_rows_are_pieces(app):
     at = app("head_lab", text=TIRED)
     at.multiselect(key="off").set_value(["enc L1 H1"]).run()
@@ -217,6 +226,7 @@ def test_the_intervention_chart_says_its_rows_are_pieces(app):
 # Compare
 
 
+@pytest.mark.slow
 def test_greedy_and_beam_search_count_steps_from_0_and_draw_word_starts_as_dots(app, translator):
     text = "A man is riding a bicycle."
     at = app("compare", text=text, beam="3", alpha="1.0")

@@ -162,6 +162,7 @@ def chart_titles(at) -> list[str]:
     return [spec["layout"]["title"]["text"].replace("<br>", " ") for spec in chart_specs(at)]
 
 
+@pytest.mark.slow
 def test_two_sentences_of_one_length_claim_no_padding(app):
     sentence = "The dog runs in the garden."
     same = app("masking", text=sentence, other=sentence)

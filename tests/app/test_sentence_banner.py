@@ -4,6 +4,8 @@ was typed."""
 
 import pytest
 
+pytestmark = pytest.mark.slow  # app runs
+
 SENTENCE = "The dog runs in the park."
 
 

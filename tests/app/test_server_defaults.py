@@ -14,6 +14,8 @@ from websockets.sync.client import connect
 
 from support.browser import ROOT, free_port, stop_server, wait_until_healthy
 
+pytestmark = pytest.mark.slow  # a `streamlit run` server
+
 SECRET = "/secret/server/path"
 
 

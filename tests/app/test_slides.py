@@ -140,6 +140,7 @@ def test_the_lines_of_the_focus_view_carry_the_heads_attention_row(translator):
     assert list(fig.data[1].text) == [plot_text(k) for k in encoder.key_labels]
 
 
+@pytest.mark.slow
 def test_the_attention_page_captions_its_charts_and_offers_the_json(app, translator):
     at = app("attention", kind="cross", layer="2", head="1")
     assert not at.exception, [e.message for e in at.exception]
@@ -156,6 +157,7 @@ def test_the_attention_page_captions_its_charts_and_offers_the_json(app, transla
     assert any("JSON" in button.proto.label for button in at.get("download_button"))
 
 
+@pytest.mark.slow
 def test_the_heads_lab_keeps_the_word_looked_at_in_the_url(app, translator):
     """Bound widgets are written to the URL by the browser (the Chromium tests); here a link with
     both words opens the page on them, and the word looked at is bound to ``at_word``."""
@@ -174,6 +176,7 @@ def test_the_heads_lab_keeps_the_word_looked_at_in_the_url(app, translator):
     assert f"layer {best.layer + 1} · head {best.head + 1} · word “it”" in subtitle
 
 
+@pytest.mark.slow
 def test_a_word_of_another_sentence_in_the_link_falls_back_to_the_top_word(app):
     at = app("head_lab", at_word="zebra")
     assert not at.exception, [e.message for e in at.exception]

@@ -10,6 +10,7 @@ from app import story
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
+@pytest.mark.slow
 def test_the_story_is_the_start_page_and_steps_with_the_arrow_buttons(app):
     at = app("story", text=ANIMAL)
     assert not at.exception
@@ -24,6 +25,7 @@ def test_the_story_is_the_start_page_and_steps_with_the_arrow_buttons(app):
     assert at.segmented_control(key="story").value == len(story.STEPS) - 2
 
 
+@pytest.mark.slow
 def test_the_prediction_is_revealed_from_the_models_attention(app, translator):
     at = app("story", text=ANIMAL, story="2")
     words = translator.translate(ANIMAL, "de", 4, 0.6, trace=True).word_attention.encoder
@@ -81,6 +83,7 @@ def test_the_facts_the_story_states_are_read_off_the_attention(translator):
         assert source == cross.key_labels[int(np.argmax(last[row]))]
 
 
+@pytest.mark.slow
 def test_the_decoding_step_lists_the_finished_hypotheses_best_first(app, translator):
     at = app("story", text=ANIMAL, story="5")
     assert not at.exception
@@ -92,6 +95,7 @@ def test_the_decoding_step_lists_the_finished_hypotheses_best_first(app, transla
     assert table["finished hypothesis"].iloc[0] == chosen
 
 
+@pytest.mark.slow
 def test_the_decoding_step_says_when_the_search_is_greedy(app):
     at = app("story", text=ANIMAL, story="5", beam="1")
     assert not at.exception

@@ -3,11 +3,12 @@ the reference is scored against the translation shown first, the banner says whi
 it shows and stays a few lines long, a long text is cut between sentences, and captions name
 what their chart shows."""
 
+import pytest
 import sacrebleu
 
-from app import slides, ui
+from app import ui
 from app.analysis import MAX_CHARS, analyse
-from app.display import piece_text
+from app.display import ATTENTION_KINDS, piece_text
 from app.figures.text import plot_text
 from core.sentences import excerpt, translate_by_sentence
 from tests.conftest import TINY, chart_specs
@@ -32,6 +33,7 @@ def captions(at) -> str:
     return "\n".join(caption.value for caption in at.caption)
 
 
+@pytest.mark.slow
 def test_the_reference_is_scored_against_the_sentence_by_sentence_translation(app, translator):
     by_sentence = translate_by_sentence(
         TWO_SENTENCES, lambda sentence: translator.translate(sentence, "de", 4, 0.6).text
@@ -47,11 +49,13 @@ def test_the_reference_is_scored_against_the_sentence_by_sentence_translation(ap
     assert "Scored: the sentence-by-sentence translation" in captions(at)
 
 
+@pytest.mark.slow
 def test_two_sentences_are_both(app):
     at = app(text=TWO_SENTENCES)
     assert "Every other page shows the model reading both as one sequence" in captions(at)
 
 
+@pytest.mark.slow
 def test_the_banner_shortens_a_long_text_the_sidebar_keeps_it_whole(app):
     text, _ = long_text(3000)
     at = app("tokenization", text=text, beam="1")
@@ -69,6 +73,7 @@ def test_the_banner_shows_a_few_lines_of_a_text_of_many():
     assert ui.shortened(TWO_SENTENCES) == TWO_SENTENCES
 
 
+@pytest.mark.slow
 def test_the_banner_says_a_text_of_several_sentences_is_read_as_one_sequence(app, translator):
     at = app("tokenization", text=TWO_SENTENCES, to="fr")
     assert not at.exception
@@ -98,6 +103,7 @@ def test_a_first_sentence_longer_than_the_app_reads_is_cut_inside():
     assert (read.sentences, read.sentences_left_out) == (1, 1)
 
 
+@pytest.mark.slow
 def test_translate_reads_whole_sentences_of_a_long_text_and_says_what_it_left_out(app):
     text, sentences = long_text(MAX_CHARS + 500)
     read = excerpt(text, MAX_CHARS)
@@ -121,6 +127,7 @@ def test_the_cut_note_of_several_sentences_is_about_the_one_sequence(translator)
     assert any(note.startswith("The sentence is") for note in one.notes), one.notes
 
 
+@pytest.mark.slow
 def test_decoder_rows_take_their_example_from_the_map_below(app, translator):
     traced = translator.translate(TWO_SENTENCES, "de", 4, 0.6, trace=True)
     for page, query, attention in [
@@ -136,16 +143,18 @@ def test_decoder_rows_take_their_example_from_the_map_below(app, translator):
         assert rows and all(f"`{first}` reads" in row for row in rows), (page, query, rows)
 
 
+@pytest.mark.slow
 def test_the_alignment_caption_names_kind_layer_and_head(app):
     at = app()
     alignment = next(
         spec for spec in chart_specs(at) if spec["layout"]["title"]["text"] == "Alignment"
     )
-    details = ["model tiny-random", slides.ATTENTION_KINDS["cross"]]
+    details = ["model tiny-random", ATTENTION_KINDS["cross"]]
     details += [f"layer {TINY.n_decoder_layers}", "average of the heads"]
     assert plot_text(" · ".join(details)) in alignment["layout"]["title"]["subtitle"]["text"]
 
 
+@pytest.mark.slow
 def test_translate_counts_pieces_as_tokenization_does(app):
     tokenization = app("tokenization", text=TWO_SENTENCES)
     source, output = (metric.value for metric in tokenization.metric if metric.label == "pieces")
