@@ -155,6 +155,7 @@ def test_rank_agreement_is_kendalls_tau_between_lenses():
     assert np.allclose(agreement, agreement.T)
 
 
+@pytest.mark.slow
 def test_the_explain_page_draws_every_lens_for_the_chosen_piece(tiny_model_dir, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
     main = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
@@ -201,6 +202,7 @@ def test_word_changes_name_what_differs():
     assert partner("Anything else.") == COREFERENCE_PAIR[1]
 
 
+@pytest.mark.slow
 def test_a_bundled_pair_sets_both_sentences(tiny_model_dir, translator, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
     main = str(Path(__file__).resolve().parents[2] / "app" / "main.py")

@@ -340,6 +340,7 @@ def test_a_bad_flag_value_is_an_argparse_error(capsys):
     assert exit_.value.code == 2 and "must be at least 1" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_heads_lab_draws_the_survey_and_says_when_it_is_stale(
     surveyed, tiny_model_dir, tmp_path, monkeypatch
 ):

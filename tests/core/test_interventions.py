@@ -123,6 +123,7 @@ def test_the_shift_of_a_distribution_is_its_total_variation_and_top_words():
     assert distribution_shift(before, np.array([0, 0, 0, 1.0]), pieces).total_variation == 1.0
 
 
+@pytest.mark.slow
 def test_the_explain_page_shows_what_an_intervention_does_to_one_word(
     tiny_model_dir, translator, monkeypatch
 ):

@@ -42,6 +42,7 @@ def test_attention_difference_reads_the_two_rows_on_the_aligned_source_words():
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer", [None, 1])
 def test_the_explain_page_draws_the_difference_the_model_computes(
     tiny_model_dir, translator, monkeypatch, layer

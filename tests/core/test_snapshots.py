@@ -118,6 +118,7 @@ def chart_titles(at: AppTest) -> list[str]:
     return [(spec["layout"].get("title") or {}).get("text", "") for spec in specs]
 
 
+@pytest.mark.slow
 def test_the_page_moves_through_the_snapshots(page):
     at = page(kind="cross")
     assert not at.exception
@@ -133,6 +134,7 @@ def test_the_page_moves_through_the_snapshots(page):
     assert [metric.value for metric in at.metric][-1] == "12.5"  # validated at step 20
 
 
+@pytest.mark.slow
 def test_the_step_comes_from_the_url_and_a_wrong_one_falls_back_to_the_final_model(page):
     at = page(snapshot=str(EARLY_STEPS[1]))
     assert any(title.startswith(f"Step {EARLY_STEPS[1]}:") for title in chart_titles(at))
@@ -141,6 +143,7 @@ def test_the_step_comes_from_the_url_and_a_wrong_one_falls_back_to_the_final_mod
     assert any(title.startswith(f"Step {FINAL_STEP}:") for title in chart_titles(at))
 
 
+@pytest.mark.slow
 def test_a_model_without_snapshots_shows_a_note(tiny_model_dir, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
     at = AppTest.from_file(MAIN, default_timeout=120)
@@ -150,6 +153,7 @@ def test_a_model_without_snapshots_shows_a_note(tiny_model_dir, monkeypatch):
     assert "keeps no snapshots" in at.info[0].value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page_file", ["attention", "translate"])
 def test_the_attention_and_translate_pages_show_an_earlier_step(
     history_dir, monkeypatch, page_file
