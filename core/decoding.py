@@ -21,7 +21,7 @@ from torch import Tensor
 
 from core.engine import Engine
 from core.labelled_attention import LabelledAttention, hypothesis_labels
-from core.model import Intermediates, Transformer
+from core.model import Intermediates, ModelConfig, Transformer
 from core.tokenizer import BOS_ID, EOS_ID
 
 # the output budget: a translation rarely needs more than 1.5 tokens per source token, plus a few
@@ -51,6 +51,15 @@ def max_output_length(source_length: int, max_len: int) -> int:
     return min(int(OUTPUT_PER_SOURCE_TOKEN * source_length) + OUTPUT_SLACK, max_len - 1)
 
 
+def output_budgets(source: Tensor, config: ModelConfig, max_length: int | None) -> list[int]:
+    """Each sentence's output budget: max_length, or by default :func:`max_output_length` of its
+    own unpadded length, so that a sentence decodes the same alone or in a batch. source (B, S)"""
+    if max_length:
+        return [max_length] * source.size(0)
+    lengths = (source != config.pad_id).sum(dim=1).tolist()
+    return [max_output_length(n, config.max_len) for n in lengths]
+
+
 @torch.inference_mode()
 def greedy_decode(
     model: Transformer | Engine, source: Tensor, max_length: int | None = None
@@ -61,11 +70,7 @@ def greedy_decode(
     (bos is not included). Each row's budget follows its own unpadded length, so a sentence decodes
     the same alone or in a batch.
     """
-    if max_length is None:
-        lengths = (source != model.config.pad_id).sum(dim=1).tolist()
-        budgets = [max_output_length(n, model.config.max_len) for n in lengths]
-    else:
-        budgets = [max_length] * source.size(0)
+    budgets = output_budgets(source, model.config, max_length)
     memory, memory_mask = model.encode(source)
     cache = model.new_cache()
     tokens = torch.full((source.size(0), 1), BOS_ID, dtype=torch.long, device=source.device)
@@ -204,6 +209,65 @@ def select(
 # --------------------------------------------------------------------------------------------------
 
 
+@dataclass
+class Beam:
+    """One sentence's search: its live hypotheses, and those that ended, in the order they ended."""
+
+    beam_size: int
+    budget: int  # output tokens, eos included
+    live: list[Hypothesis] = field(default_factory=lambda: [Hypothesis([], 0.0)])
+    finished: list[Hypothesis] = field(default_factory=list)
+    done: bool = False  # beam_size hypotheses have ended, or none stays live
+
+    def last_tokens(self) -> list[int]:
+        """What each live hypothesis feeds the decoder next: its newest token (bos at first)."""
+        return [h.tokens[-1] if h.tokens else BOS_ID for h in self.live]
+
+    def advance(
+        self, step: int, extensions: list[tuple[int, int]], scores: list[float]
+    ) -> Selection:
+        """One step: :func:`select` decides on the ranked extensions (parent, token) of the live
+        hypotheses, with their cumulative log-probabilities; the kept ones, in rank order, are the
+        live hypotheses of the next step."""
+        selection = select(extensions, self.beam_size, len(self.finished), step == self.budget - 1)
+        grown = [
+            Hypothesis([*self.live[parent].tokens, token], score)
+            for (parent, token), score in zip(extensions, scores)
+        ]
+        self.finished += [replace(grown[rank], finished=True) for rank in selection.finished]
+        self.live = [grown[rank] for rank in selection.kept]
+        self.done = len(self.finished) >= self.beam_size or not selection.kept
+        return selection
+
+    def result(self, alpha: float, steps: list[BeamStep] | None = None) -> BeamResult:
+        best = best_hypothesis(self.finished, alpha)
+        return BeamResult(best.tokens, best.score, self.finished, steps or [])
+
+
+def best_extensions(
+    scores: Tensor, sentences: int, beam_size: int
+) -> tuple[list[list[float]], list[list[tuple[int, int]]]]:
+    """The 2 x beam_size best extensions of each sentence, best first: their cumulative
+    log-probabilities, and (parent, token), parent counting the sentence's own hypotheses.
+
+    scores (n, V): score(hypothesis) + log P(token | hypothesis, source), the sentences' rows one
+    after the other, each sentence with n / sentences of them.
+    """
+    vocab = scores.size(1)
+    side_by_side = scores.view(sentences, -1)  # (sentences, n / sentences x V)
+    top_scores, top_index = side_by_side.topk(min(2 * beam_size, side_by_side.size(1)))
+    extensions = [[divmod(index, vocab) for index in row] for row in top_index.tolist()]
+    return top_scores.tolist(), extensions
+
+
+def follow_parents(cache: list, parents: list[int], device: torch.device) -> None:
+    """Keep the cache's rows of ``parents``, in that order: each kept hypothesis takes its parent's
+    keys and values (a row index_select; rows no parent names are dropped)."""
+    index = torch.tensor(parents, device=device)
+    for layer_cache in cache:
+        layer_cache.reorder(index)
+
+
 @torch.inference_mode()
 def beam_search(
     model: Transformer | Engine,
@@ -227,38 +291,78 @@ def beam_search(
     """
     if source.size(0) != 1:
         raise ValueError("beam_search decodes one sentence at a time: source must be (1, S)")
-    max_length = max_length or max_output_length(source.size(1), model.config.max_len)
+    beam = Beam(beam_size, max_length or max_output_length(source.size(1), model.config.max_len))
     narrator = (
         _Narrator(source, beam_size, top_k or 2 * beam_size, alpha, pieces) if trace else None
     )
     memory, memory_mask = model.encode(source)  # (1, S, D), shared by every hypothesis
     cache = model.new_cache()
-    live, finished = [Hypothesis([], 0.0)], []
-    for step in range(max_length):
-        step_trace = Intermediates() if trace else None
-        last = torch.tensor([h.tokens[-1] if h.tokens else BOS_ID for h in live])[:, None]
-        logits = model.decode(last.to(source.device), memory, memory_mask, cache, step_trace)
+    for step in range(beam.budget):
+        live, step_trace = beam.live, Intermediates() if trace else None
+        last = torch.tensor(beam.last_tokens(), device=source.device)[:, None]  # (n, 1)
+        logits = model.decode(last, memory, memory_mask, cache, step_trace)
         log_probs = logits[:, -1].float().log_softmax(dim=-1)  # (n, V)
         scores = torch.tensor([h.score for h in live], device=source.device)[:, None] + log_probs
-        top_scores, top_index = scores.view(-1).topk(min(2 * beam_size, scores.numel()))
-        extensions = [divmod(index, log_probs.size(1)) for index in top_index.tolist()]
-        selection = select(extensions, beam_size, len(finished), step == max_length - 1)
-        grown = [
-            Hypothesis([*live[parent].tokens, token], score)
-            for (parent, token), score in zip(extensions, top_scores.tolist())
-        ]
-        finished += [replace(grown[rank], finished=True) for rank in selection.finished]
+        (top_scores,), (extensions,) = best_extensions(scores, 1, beam_size)
+        selection = beam.advance(step, extensions, top_scores)
         if narrator:
             narrator.record(step, live, log_probs, scores, extensions, selection, step_trace)
-        if len(finished) >= beam_size or not selection.kept:
+        if beam.done:
             break
         if selection.parents != list(range(len(live))):  # a survivor in its parent's row stays
-            index = torch.tensor(selection.parents, device=source.device)
-            for layer_cache in cache:
-                layer_cache.reorder(index)
-        live = [grown[rank] for rank in selection.kept]
-    best = best_hypothesis(finished, alpha)
-    return BeamResult(best.tokens, best.score, finished, narrator.steps if narrator else [])
+            follow_parents(cache, selection.parents, source.device)
+    return beam.result(alpha, narrator.steps if narrator else None)
+
+
+@torch.inference_mode()
+def batch_beam_search(
+    model: Transformer | Engine,
+    source: Tensor,
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    max_length: int | None = None,
+) -> list[BeamResult]:
+    """Beam search for a batch of sentences, source (B, S) padded: for each sentence the search of
+    :func:`beam_search` (its :class:`Beam` decides alike, within its own length budget), with the
+    live hypotheses of every sentence as the rows of one batch, and without a trace.
+
+    Rows: the hypotheses of the first sentence still searching, then the next one's, and so on;
+    every sentence has as many rows as the others: one at the first step, then beam_size (of the
+    2 x beam_size best extensions at most beam_size end by eos, one per parent, and the others
+    stay live until beam_size do). A sentence whose search is done leaves the batch: the cache
+    keeps the rows of the survivors' parents only.
+    """
+    budgets = output_budgets(source, model.config, max_length)
+    beams = [Beam(beam_size, budget) for budget in budgets]
+    memory, memory_mask = model.encode(source)  # (B, S, D), (B, 1, 1, S)
+    cache = model.new_cache()
+    searching = list(range(len(beams)))  # the sentences still searching, in row order
+    row_sentences, row_memory, row_mask = searching, memory, memory_mask  # each row's sentence's
+    for step in range(max(budgets)):
+        live = [h for i in searching for h in beams[i].live]
+        last = [[token] for i in searching for token in beams[i].last_tokens()]
+        last = torch.tensor(last, device=source.device)  # (n, 1)
+        logits = model.decode(last, row_memory, row_mask, cache)
+        log_probs = logits[:, -1].float().log_softmax(dim=-1)  # (n, V)
+        scores = torch.tensor([h.score for h in live], device=source.device)[:, None] + log_probs
+        rows_each = len(live) // len(searching)
+        ranked = zip(searching, *best_extensions(scores, len(searching), beam_size))
+        parents, going_on = [], []
+        for position, (i, top_scores, extensions) in enumerate(ranked):
+            selection = beams[i].advance(step, extensions, top_scores)
+            if not beams[i].done:
+                going_on.append(i)
+                parents += [position * rows_each + parent for parent in selection.parents]
+        if not going_on:
+            break
+        if parents != list(range(len(live))):
+            follow_parents(cache, parents, source.device)
+        searching = going_on
+        sentences = [i for i in searching for _ in beams[i].live]
+        if sentences != row_sentences:
+            row_sentences, index = sentences, torch.tensor(sentences, device=source.device)
+            row_memory, row_mask = memory.index_select(0, index), memory_mask.index_select(0, index)
+    return [beam.result(alpha) for beam in beams]
 
 
 class _Narrator:
