@@ -10,7 +10,11 @@ import torch
 
 from core import CheckpointError, InputError, Translator
 from core.checkpoint import MODEL_FILE, TOKENIZER_FILE, load_model, save_model
+from core.decoding import batch_beam_search
 from core.model import ModelConfig, Transformer
+from core.tokenizer import PAD_ID
+from core.translator import length_batches
+from support.tiny_corpus import tiny_corpus
 from tests.conftest import TINY
 
 
@@ -83,6 +87,54 @@ def test_translate_batch_matches_single_sentences(translator):
     ]
     assert translator.translate_batch(texts[:1], "fr", beam_size=2) == [
         translator.translate(texts[0], "fr", beam_size=2).text
+    ]
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_translate_batch_in_several_batches_matches_single_sentences(
+    translator, monkeypatch, beam_size
+):
+    """Sentences of mixed lengths and blank lines, cut into batches by length, come back in
+    their own order, each translated as translate() translates it alone."""
+    monkeypatch.setattr("core.translator.BATCH_TOKENS", 300)
+    texts = [*tiny_corpus(40, seed=4), "", "  ", tiny_corpus(1, seed=5)[0] * 3]
+    done = []
+    outputs = translator.translate_batch(texts, "fr", beam_size, 0.6, progress=done.append)
+    assert outputs == [
+        translator.translate(t, "fr", beam_size, 0.6).text if t.strip() else "" for t in texts
+    ]
+    assert len(done) > 2 and sum(done) == len(texts) - 2  # each batch reported, blanks not
+
+
+def test_length_batches_go_longest_first_within_the_budget(monkeypatch):
+    monkeypatch.setattr("core.translator.BATCH_TOKENS", 40)
+    rows = [[5] * n for n in (3, 9, 5, 30, 5, 4, 2)]
+    batches = list(length_batches(rows, beam_size=2))
+    assert sorted(i for batch in batches for i in batch) == list(range(len(rows)))
+    lengths = [len(rows[i]) for batch in batches for i in batch]
+    assert lengths == sorted(lengths, reverse=True)
+    assert batches[0] == [3]  # alone over the budget (2 x 30 tokens), not left out
+    for batch in batches[1:]:
+        assert len(batch) * 2 * len(rows[batch[0]]) <= 40
+    assert batches[1:] == [[1, 2], [4, 5, 0, 6]]
+
+
+@pytest.mark.slow
+def test_the_shipped_model_translates_the_same_in_batches():
+    """Beam 4 on the shipped model: batched texts equal one-at-a-time texts, scores to rounding."""
+    translator = Translator.load()
+    texts = [example["source"] for example in translator.card["examples"][::2]]
+    texts += ["Two dogs play in the snow.", "A woman in a red coat is waiting for the bus."]
+    rows = [translator.source_ids(text, "de")[0] for text in texts]
+    width = max(len(row) for row in rows)
+    source = torch.tensor([row + [PAD_ID] * (width - len(row)) for row in rows])
+    batched = batch_beam_search(translator.decoder, source, 4, 0.6)
+    for text, result in zip(texts, batched):
+        alone = translator.translate(text, "de", 4, 0.6)
+        assert result.tokens == alone.output_ids
+        assert result.score == pytest.approx(alone.score, abs=1e-4)
+    assert translator.translate_batch(texts, "de") == [
+        translator.translate(text, "de").text for text in texts
     ]
 
 
