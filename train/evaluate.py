@@ -2,7 +2,12 @@
 
 python -m train.evaluate --model pretrained/en-de-fr --target de --src test.en --ref test.de
 python -m train.evaluate --model pretrained/en-de-fr --target fr --tsv pairs.tsv
+python -m train.evaluate --target de --test-set multi30k      # test_2016_flickr of --data-dir
+python -m train.evaluate --target fr --test-set flores        # FLORES-200 devtest of --data-dir
 python -m train.evaluate --target de --src paragraphs.en --ref paragraphs.de --split-sentences
+
+Sentences are translated in batches of similar length (Translator.translate_batch), by the same
+search as one at a time.
 """
 
 from __future__ import annotations
@@ -19,10 +24,19 @@ from tqdm import tqdm
 from core.checkpoint import CheckpointError
 from core.cli import finite_float, non_negative_int, positive_int
 from core.scoring import score_translations
-from core.sentences import translate_by_sentence
+from core.sentences import is_sentence, translate_by_sentence
+from core.sentences import split_sentences as sentence_parts
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
-from train.data import read_parallel
+from train.data import default_data_dir, flores_devtest, multi30k_test, read_parallel
+
+TEST_SETS = {"multi30k": multi30k_test, "flores": flores_devtest}
+
+
+def distinct_sentences(texts: list[str]) -> list[str]:
+    """Every sentence of the texts (core/sentences.py), once, in the order they first come."""
+    parts = (part for text in texts for part in sentence_parts(text))
+    return list(dict.fromkeys(part for part in parts if is_sentence(part)))
 
 
 def evaluate(
@@ -38,16 +52,18 @@ def evaluate(
     """Translate every source and score against the references; ``split_sentences``: each
     sentence of a source on its own (core/sentences.py)."""
     started = time.perf_counter()
-
-    def translate(source: str) -> str:
-        return translator.translate_batch([source], target, beam_size, length_penalty)[0]
-
-    hypotheses = [
-        translate_by_sentence(source, translate) if split_sentences else translate(source)
-        for source in tqdm(
-            sources, desc=f"en-{target}", unit="sent", disable=not progress, file=sys.stderr
+    texts = distinct_sentences(sources) if split_sentences else sources
+    with tqdm(
+        total=len(texts), desc=f"en-{target}", unit="sent", disable=not progress, file=sys.stderr
+    ) as bar:
+        translations = translator.translate_batch(
+            texts, target, beam_size, length_penalty, bar.update
         )
-    ]
+    if split_sentences:
+        translated = dict(zip(texts, translations))
+        hypotheses = [translate_by_sentence(source, translated.__getitem__) for source in sources]
+    else:
+        hypotheses = translations
     scores = score_translations(hypotheses, references)
     return {
         **scores,
@@ -69,6 +85,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--target", required=True, choices=sorted(LANGUAGES), help="target language"
+    )
+    parser.add_argument(
+        "--test-set",
+        choices=sorted(TEST_SETS),
+        help="instead of --src/--ref/--tsv: a standard test set of --data-dir (multi30k: "
+        "test_2016_flickr, flores: FLORES-200 devtest)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=default_data_dir(),
+        help="where --test-set is read (default: %(default)s)",
     )
     parser.add_argument("--src", type=Path, help="English sources, one per line (.gz accepted)")
     parser.add_argument(
@@ -98,14 +126,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="translate each sentence of a line on its own (for sources of several sentences)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.test_set and (args.src or args.ref or args.tsv):
+        parser.error("--test-set replaces --src, --ref and --tsv: give one or the other")
+    return args
 
 
 def read_data(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     """Sources and references, cut to --limit; no sentence at all is an error."""
-    sources, references = read_parallel(args.src, args.ref, args.tsv)
+    if args.test_set:
+        sources, references = TEST_SETS[args.test_set](args.data_dir, args.target)
+    else:
+        sources, references = read_parallel(args.src, args.ref, args.tsv)
     if not sources:
-        raise ValueError(f"{args.tsv or args.src}: no sentences to score")
+        raise ValueError(f"{args.tsv or args.src or args.test_set}: no sentences to score")
     if args.limit:
         sources, references = sources[: args.limit], references[: args.limit]
     return sources, references

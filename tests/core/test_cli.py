@@ -2,6 +2,7 @@
 its line while the others go on, and the exit status says whether anything failed."""
 
 import argparse
+import gzip
 import io
 import json
 import subprocess
@@ -173,3 +174,33 @@ def test_evaluate_split_sentences_scores_each_sentence_translated_on_its_own(
         translator.translate(text, "de", 1).text for text in ("The dog runs.", "A cat sleeps.")
     )
     assert output.read_text(encoding="utf-8") == f"{runs} {sleeps}\n"
+
+
+@pytest.mark.parametrize(
+    ("test_set", "files"),
+    [("multi30k", "multi30k/test_2016_flickr.{}.gz"), ("flores", "flores/devtest.{}.gz")],
+)
+def test_evaluate_reads_a_standard_test_set_from_the_data_directory(
+    tiny_model_dir, tmp_path, test_set, files
+):
+    sources, references = ["The dog runs.", "A cat sleeps.", "A man reads."], ["a", "b", "c"]
+    for language, lines in (("en", sources), ("de", references)):
+        path = tmp_path / files.format(language)
+        path.parent.mkdir(exist_ok=True)
+        with gzip.open(path, "wt", encoding="utf-8") as file:
+            file.writelines(line + "\n" for line in lines)
+    output = tmp_path / "out.txt"
+    flags = ("--test-set", test_set, "--data-dir", str(tmp_path), "--limit", "2")
+    status, out, err = run_evaluate(tiny_model_dir, *flags, "--output", str(output))
+    assert status == 0 and json.loads(out)["sentences"] == 2, err
+    translator = Translator.load(tiny_model_dir)
+    assert output.read_text(encoding="utf-8").splitlines() == translator.translate_batch(
+        sources[:2], "de"
+    )
+
+
+def test_evaluate_test_set_errors(tiny_model_dir, tmp_path):
+    status, _, err = run_evaluate(tiny_model_dir, "--test-set", "flores", "--src", "x.en")
+    assert status == 2 and "--test-set replaces --src, --ref and --tsv" in err
+    status, out, err = run_evaluate(tiny_model_dir, "--test-set", "flores", "--data-dir", "/no")
+    assert status == 2 and out == "" and err.startswith("error: /no/flores/devtest.en.gz")
