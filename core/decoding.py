@@ -1,12 +1,15 @@
 """Decoding: greedy search and beam search with the GNMT length penalty, both on the k/v cache.
 
+Beam search runs for one sentence (:func:`beam_search`, which the app traces) or for a batch
+(:func:`batch_beam_search`, evaluation): each sentence's :class:`Beam` decides alike in both.
+
 Beam search can record every step (:class:`BeamStep`): the live hypotheses, each one's top-k next
 tokens with log-probabilities, which candidates were kept, pruned or finished and why, and the
 cross-attention that produced the step. The app's step-by-step view is drawn from this record.
 What a step keeps, finishes and prunes is decided by :func:`select`, a pure function of the ranked
 extensions; the words saying why are put together only when the search is traced.
 
-Both searches run on the readable :class:`core.model.Transformer` or on :class:`core.engine.Engine`,
+The searches run on the readable :class:`core.model.Transformer` or on :class:`core.engine.Engine`,
 which runs its weights fast and computes the same numbers: they ask of it only ``config``,
 ``encode``, ``new_cache`` and ``decode``.
 """
@@ -331,6 +334,9 @@ def batch_beam_search(
     2 x beam_size best extensions at most beam_size end by eos, one per parent, and the others
     stay live until beam_size do). A sentence whose search is done leaves the batch: the cache
     keeps the rows of the survivors' parents only.
+
+    The outputs are beam_search's; a score may differ in its last float32 bits, for MKL
+    multiplies 1 to 3 rows with another kernel than more (beam_search's first step has one row).
     """
     budgets = output_budgets(source, model.config, max_length)
     beams = [Beam(beam_size, budget) for budget in budgets]
