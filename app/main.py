@@ -13,26 +13,41 @@ ABOUT = (
     "attention does. This menu also switches the theme: light, dark, or the system's."
 )
 
-PAGES = [
-    st.Page(
-        "views/story.py", title="Story: start here", icon=":material/auto_stories:", default=True
-    ),
-    st.Page("views/translate.py", title="Translate", icon=":material/translate:"),
-    st.Page("views/tokenization.py", title="Tokenization", icon=":material/token:"),
-    st.Page(
-        "views/embeddings.py",
-        title="Embeddings & positional encoding",
-        icon=":material/waves:",
-    ),
-    st.Page("views/attention.py", title="Attention", icon=":material/grid_on:"),
-    st.Page("views/masking.py", title="Masking", icon=":material/visibility_off:"),
-    st.Page("views/beam_search.py", title="Beam search", icon=":material/account_tree:"),
-    st.Page("views/head_lab.py", title="Heads lab", icon=":material/hub:"),
-    st.Page("views/explain.py", title="Explain", icon=":material/psychology:"),
-    st.Page("views/compare.py", title="Compare", icon=":material/compare:"),
-    st.Page("views/training.py", title="Training dynamics", icon=":material/timeline:"),
-    st.Page("views/model.py", title="Model", icon=":material/info:"),
-]
+# The sidebar's sections: from the start, through the model's parts and its decoding, to what
+# the heads do and how training shaped them
+PAGES = {
+    "Start here": [
+        st.Page(
+            "views/story.py",
+            title="Story: start here",
+            icon=":material/auto_stories:",
+            default=True,
+        ),
+        st.Page("views/translate.py", title="Translate", icon=":material/translate:"),
+    ],
+    "The model's anatomy": [
+        st.Page("views/tokenization.py", title="Tokenization", icon=":material/token:"),
+        st.Page(
+            "views/embeddings.py",
+            title="Embeddings & positional encoding",
+            icon=":material/waves:",
+        ),
+        st.Page("views/attention.py", title="Attention", icon=":material/grid_on:"),
+        st.Page("views/masking.py", title="Masking", icon=":material/visibility_off:"),
+    ],
+    "Decoding": [
+        st.Page("views/beam_search.py", title="Beam search", icon=":material/account_tree:"),
+        st.Page("views/compare.py", title="Compare", icon=":material/compare:"),
+    ],
+    "Analysis": [
+        st.Page("views/head_lab.py", title="Heads lab", icon=":material/hub:"),
+        st.Page("views/explain.py", title="Explain", icon=":material/psychology:"),
+    ],
+    "Training": [
+        st.Page("views/training.py", title="Training dynamics", icon=":material/timeline:"),
+        st.Page("views/model.py", title="Model", icon=":material/info:"),
+    ],
+}
 
 # An About entry makes Streamlit show its menu (toolbarMode "minimal" hides an empty one), and
 # with it the theme switch: light, dark, or the system's setting.

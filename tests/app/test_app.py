@@ -1,12 +1,14 @@
 """The Streamlit app through streamlit.testing: every page opens, follows the sidebar and its own
 controls, keeps its state in the URL, and answers bad input with a message, never a traceback."""
 
+import ast
 import base64
 import gc
 import itertools
 import json
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -36,6 +38,22 @@ PAGES = [
     "training",
     "model",
 ]
+
+
+def test_the_sidebar_lists_every_page_once_in_sections():
+    """app/main.py groups the pages in sections of the sidebar: every view is in one of them,
+    once, and these tests open every one."""
+    tree = ast.parse(Path(MAIN).read_text())
+    (pages,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES"
+    ]
+    assert isinstance(pages, ast.Dict) and all(len(section.elts) > 1 for section in pages.values)
+    listed = [page.args[0].value for section in pages.values for page in section.elts]
+    views = sorted(path.name for path in (Path(MAIN).parent / "views").glob("*.py"))
+    assert sorted(Path(page).name for page in listed) == views
+    assert sorted(f"{page}.py" for page in PAGES) == views
 
 
 def titles(at: AppTest) -> list[str]:
