@@ -1,6 +1,10 @@
 """benchmarks/evaluation.py stays runnable: its dry run times evaluation on a tiny model."""
 
+import pytest
+
 from benchmarks import evaluation
+
+pytestmark = pytest.mark.slow  # a benchmark: workers in subprocesses
 
 
 def test_evaluation_benchmark_dry_run_compares_two_checkouts(capsys):
