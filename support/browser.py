@@ -1,6 +1,7 @@
 """Drive the app in a real browser: ``streamlit run`` on a free local port, and Debian's Chromium
-through Playwright (its own browser download is not used). Shared by tests/browser/test_browser.py, the
-README screenshots (tests/screenshots.py) and benchmarks/app_timings.py."""
+through Playwright (its own browser download is not used). Shared by
+tests/browser/test_browser.py, the README screenshots (tests/screenshots.py) and
+benchmarks/app_timings.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What tests/train/test_distributed.py runs under torchrun: `python -m train`, then every rank saves the
-weights it ended with, so that the test can compare the ranks. Not a test itself."""
+"""What tests/train/test_distributed.py runs under torchrun: `python -m train`, then every rank
+saves the weights it ended with, so that the test can compare the ranks. Not a test itself."""
 
 import os
 import sys

@@ -1,5 +1,6 @@
-"""The Explain page in Chromium (see tests/browser/test_browser.py): pick a produced word, see every lens
-over the source pieces, change one head, and compare the two halves of a bundled minimal pair.
+"""The Explain page in Chromium (see tests/browser/test_browser.py): pick a produced word, see
+every lens over the source pieces, change one head, and compare the two halves of a bundled
+minimal pair.
 
 Run only these: python -m pytest -m browser tests/browser/test_browser_explain.py
 """

@@ -1,9 +1,9 @@
-"""What a person checks by eye, measured in Chromium (see tests/browser/test_browser.py): in presentation
-mode the page's main figure is seen whole without scrolling on a 1280x720 and a 1920x1080 screen;
-no chart title overlaps a tick label; with the sidebar collapsed (a projector, a 390x844 phone)
-the sentence is still on screen on every page; on the phone no chart's title or caption is cut
-and no picker runs off the screen or cuts an option short; in the dark theme the figures' text is
-light.
+"""What a person checks by eye, measured in Chromium (see tests/browser/test_browser.py): in
+presentation mode the page's main figure is seen whole without scrolling on a 1280x720 and a
+1920x1080 screen; no chart title overlaps a tick label; with the sidebar collapsed (a projector, a
+390x844 phone) the sentence is still on screen on every page; on the phone no chart's title or
+caption is cut and no picker runs off the screen or cuts an option short; in the dark theme the
+figures' text is light.
 
 Run only these: python -m pytest -m browser tests/browser/test_browser_layout.py
 """
