@@ -1,0 +1,175 @@
+"""Source coverage: how much attention each source piece (or word) received over the whole output,
+and from it the pieces a translation may have left out or said twice.
+
+Tu et al. 2016 ("Modeling Coverage for Neural Machine Translation") keep a coverage vector while
+decoding, the attention each source word j has received up to output step i:
+
+    C(i, j) = C(i - 1, j) + α(i, j)            (their linguistic coverage divides α by a fertility)
+
+so that at the end C(j) = Σ_i α(i, j). GNMT (Wu et al. 2016) re-ranks finished hypotheses with the
+coverage penalty cp(X; Y) = β Σ_j log(min(Σ_i p(i, j), 1.0)), which costs a source word that
+received less than one output word's worth of attention in total.
+
+Here, for the cross-attention of a traced translation, weights[l, h, t, s] (rows t: the decoder
+positions, the one predicting </s> included; columns s: the source pieces), per layer and head
+
+    coverage[l, h, s] = Σ_t weights[l, h, t, s]
+
+and for one number per source piece the mean of those over the heads of a layer, or over every
+layer and head. Each row sums to 1, so the coverages sum to the number of rows: a piece translated
+once receives about one row's worth. In words (``Translation.word_attention``, see
+:func:`core.labelled_attention.in_words`) a row is an output word (its pieces' rows averaged) and a
+source word receives its pieces' weights summed: coverage then counts output words, and a word the
+output spells in three pieces still counts once.
+
+Under-covered, below ``Thresholds.under``: little attention, likely dropped. Over-covered, above
+``Thresholds.over``: attended by several output positions, likely translated twice. Both are
+candidates, not verdicts: a Transformer's cross-attention is spread over many heads and drawn to
+sinks, and a decoder can attend to a word and still leave it out (the rows that attended it, see
+:meth:`Coverage.received`, show when it did). The language tag and </s> soak up attention without
+being translated, and are never flagged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.decoding import BeamStep
+from core.labelled_attention import LabelledAttention, prediction_labels
+from core.tokenizer import BOS_ID
+from core.translator import InputError
+from core.words import is_special_piece
+
+UNDER_COVERED = 0.5  # less than half a row's worth of attention in total
+OVER_COVERED = 1.5  # more than one and a half rows' worth
+NOT_YET = "?"  # what the newest row of a live hypothesis predicts: the step has not chosen
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Coverage below ``under`` flags a source piece as under-covered, above ``over`` as
+    over-covered."""
+
+    under: float = UNDER_COVERED
+    over: float = OVER_COVERED
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.under < self.over):
+            raise InputError(
+                f"Coverage thresholds need 0 <= under < over, got under {self.under} and over "
+                f"{self.over}."
+            )
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The source pieces (or words) flagged, as positions into the source labels, the most extreme
+    first."""
+
+    under: list[int]  # coverage below the under threshold, lowest first
+    over: list[int]  # coverage above the over threshold, highest first
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The coverage of the source by the rows of a cross-attention (layers, heads, rows, source)."""
+
+    attention: LabelledAttention
+
+    @property
+    def source_labels(self) -> list[str]:
+        return self.attention.key_labels
+
+    @property
+    def per_head(self) -> np.ndarray:
+        """coverage[l, h, s] = Σ_t weights[l, h, t, s]: (layers, heads, source)."""
+        return self.attention.weights.sum(axis=2)
+
+    def received(self, layer: int | None = None) -> np.ndarray:
+        """What each row gave each source piece, (rows, source): the weights averaged over the
+        heads of ``layer`` (counted from 0), or over every layer and head with None. Column s
+        shows which output rows attended piece s; its sum is the piece's coverage."""
+        weights = self.attention.weights
+        if layer is None:
+            return weights.mean(axis=(0, 1))
+        if not 0 <= layer < len(weights):
+            raise InputError(f"There is no layer {layer + 1}: the model has {len(weights)}.")
+        return weights[layer].mean(axis=0)
+
+    def values(self, layer: int | None = None) -> np.ndarray:
+        """One coverage per source piece, (source,): the mean of ``per_head`` over the heads of
+        ``layer`` (counted from 0), or over every layer and head with None."""
+        return self.received(layer).sum(axis=0)
+
+    def growth(self, layer: int | None = None) -> np.ndarray:
+        """Tu et al.'s C(i, j) row by row, (rows, source): the coverage after each output
+        position, the last row equal to :meth:`values`."""
+        return np.cumsum(self.received(layer), axis=0)
+
+    def flags(self, layer: int | None = None, thresholds: Thresholds = Thresholds()) -> Flags:
+        """The under- and over-covered source pieces of :meth:`values`, special pieces (the
+        language tag, </s>) left out."""
+        return flag(self.values(layer), self.source_labels, thresholds)
+
+
+def coverage(cross: LabelledAttention) -> Coverage:
+    """The coverage of a translation's cross-attention, by pieces (``Translation.attention
+    .cross``) or by words (``Translation.word_attention.cross``)."""
+    if cross.weights.ndim != 4 or cross.weights.shape[-1] != len(cross.key_labels):
+        raise InputError(
+            "Coverage needs cross-attention weights (layers, heads, rows, source) with a label "
+            f"per source column, got {cross.weights.shape} for {len(cross.key_labels)} labels."
+        )
+    if cross.weights.shape[2] == 0:
+        raise InputError("Coverage needs at least one output row.")
+    return Coverage(cross)
+
+
+def flag(values: np.ndarray, labels: Sequence[str], thresholds: Thresholds = Thresholds()) -> Flags:
+    """Positions of the ``values`` (one per source label) below ``thresholds.under``, lowest first,
+    and above ``thresholds.over``, highest first; special pieces are never flagged."""
+    candidates = [i for i, label in enumerate(labels) if not is_special_piece(label)]
+    under = [i for i in candidates if values[i] < thresholds.under]
+    over = [i for i in candidates if values[i] > thresholds.over]
+    return Flags(sorted(under, key=lambda i: values[i]), sorted(over, key=lambda i: -values[i]))
+
+
+def path_attention(
+    steps: Sequence[BeamStep], tokens: Sequence[int], pieces: Callable[[list[int]], list[str]]
+) -> LabelledAttention:
+    """The cross-attention rows that decoded ``tokens`` (ids, bos not included) in a traced beam
+    search: at each step t, the row of the live hypothesis tokens[:t], as long as the search kept
+    one, (layers, heads, rows, source). A live hypothesis of step s has s + 1 rows, the newest
+    predicting what step s is choosing (NOT_YET); a finished hypothesis of n tokens has n, the
+    last predicting its last token. Cached decoding gives a teacher-forced pass's rows, so the
+    output's path is its traced ``attention.cross`` (tests/core/test_coverage.py)."""
+    rows = []
+    for step in steps:
+        prefix = list(tokens[: step.step])
+        found = [i for i, h in enumerate(step.hypotheses) if h.tokens == prefix]
+        if len(prefix) < step.step or not found:
+            break
+        rows.append(step.cross_attention.weights[:, :, found[0]])  # (L, H, S)
+    if not rows or len(rows) < len(tokens):
+        raise InputError("Those tokens are no hypothesis of this beam search.")
+    reads = pieces([BOS_ID, *tokens[: len(rows) - 1]])
+    predicts = pieces(list(tokens[: len(rows)]))
+    predicts += [NOT_YET] * (len(rows) - len(predicts))
+    return LabelledAttention(
+        np.stack(rows, axis=2),  # (L, H, rows, S)
+        prediction_labels(reads, predicts),
+        steps[0].cross_attention.key_labels,
+    )
+
+
+def step_coverage(
+    steps: Sequence[BeamStep], step: int, pieces: Callable[[list[int]], list[str]]
+) -> list[Coverage]:
+    """The coverage so far of each live hypothesis of beam step ``step``, in the step's order:
+    how coverage grows as the search goes."""
+    if not 0 <= step < len(steps):
+        raise InputError(f"There is no step {step}: the search took {len(steps)} (from 0).")
+    return [coverage(path_attention(steps, h.tokens, pieces)) for h in steps[step].hypotheses]

@@ -1,0 +1,167 @@
+"""Source coverage (core/coverage.py): the sum of the cross-attention rows, one value per source
+piece, flags for what received too little or too much, and the coverage of every beam search
+hypothesis as the search grows it."""
+
+import numpy as np
+import pytest
+
+from core import InputError
+from core.coverage import (
+    NOT_YET,
+    OVER_COVERED,
+    UNDER_COVERED,
+    Thresholds,
+    coverage,
+    flag,
+    path_attention,
+    step_coverage,
+)
+from core.labelled_attention import AttentionSet, LabelledAttention, in_words
+from core.tokenizer import EOS_ID
+from core.translator import Translator
+from tests.conftest import eos_prone_model
+
+SOURCE = ["<2de>", "▁The", "▁animal", "▁didn", "'", "t", "▁cross", "</s>"]
+
+
+def rows_attending(columns: list[list[int]], layers: int = 2, heads: int = 3) -> np.ndarray:
+    """Cross-attention (layers, heads, rows, len(SOURCE)) whose row r spreads its weight evenly
+    over the source columns ``columns[r]``: a crafted alignment."""
+    weights = np.zeros((layers, heads, len(columns), len(SOURCE)))
+    for row, attended in enumerate(columns):
+        weights[:, :, row, attended] = 1 / len(attended)
+    return weights
+
+
+def test_coverage_is_the_sum_of_the_cross_attention_rows():
+    rng = np.random.default_rng(0)
+    weights = rng.random((2, 3, 5, len(SOURCE)))
+    weights /= weights.sum(axis=-1, keepdims=True)  # rows sum to 1, as softmax's do
+    found = coverage(LabelledAttention(weights, [f"row {r}" for r in range(5)], SOURCE))
+    np.testing.assert_allclose(found.per_head, weights.sum(axis=2))  # (layers, heads, source)
+    assert found.values().shape == (len(SOURCE),)  # one value per source piece
+    np.testing.assert_allclose(found.values(), weights.mean(axis=(0, 1)).sum(axis=0))
+    np.testing.assert_allclose(found.values(1), weights[1].mean(axis=0).sum(axis=0))
+    np.testing.assert_allclose(found.values(1), found.per_head[1].mean(axis=0))
+    assert found.values().sum() == pytest.approx(5)  # every row gives 1
+    growth = found.growth()  # Tu et al.'s C(i, j), row by row
+    np.testing.assert_allclose(growth[-1], found.values())
+    assert (np.diff(growth, axis=0) >= 0).all()
+    np.testing.assert_allclose(found.received()[:, 2], weights[:, :, :, 2].mean(axis=(0, 1)))
+
+
+def test_a_dropped_and_a_repeated_piece_are_flagged():
+    # "animal" attended by three rows (said three times), "didn / ' / t" never (dropped);
+    # the language tag and </s> soak up attention and are never flagged
+    columns = [[0, 1], [2], [2], [2], [6], [7], [7, 0]]
+    found = coverage(LabelledAttention(rows_attending(columns), list("abcdefg"), SOURCE))
+    values = found.values()
+    np.testing.assert_allclose(values, [1, 0.5, 3, 0, 0, 0, 1, 1.5])
+    flags = found.flags()
+    assert [SOURCE[i] for i in flags.over] == ["▁animal"]
+    assert sorted(SOURCE[i] for i in flags.under) == sorted(["▁didn", "'", "t"])
+    assert "▁The" not in [SOURCE[i] for i in flags.under]  # 0.5 is not below 0.5
+    # stricter thresholds, and the order: the most extreme first
+    flags = found.flags(thresholds=Thresholds(under=0.6, over=1.2))
+    assert [SOURCE[i] for i in flags.under][-1] == "▁The"
+    assert [SOURCE[i] for i in flags.over] == ["▁animal"]  # </s> (1.5) is special
+    assert (Thresholds().under, Thresholds().over) == (UNDER_COVERED, OVER_COVERED)
+
+
+def test_flags_order_the_most_extreme_first():
+    flags = flag(np.array([0.3, 0.1, 2.0, 3.0, 1.0]), ["a", "b", "c", "d", "e"])
+    assert flags.under == [1, 0] and flags.over == [3, 2]
+
+
+def test_in_words_coverage_counts_output_words_not_pieces():
+    # "▁Nach mittag" is one output word of two pieces, both on "▁afternoon": two rows' worth in
+    # pieces (over-covered), one word's worth in words
+    source = ["<2de>", "▁warm", "▁afternoon", "</s>"]
+    output = ["▁warmen", "▁Nach", "mittag", "</s>"]
+    decoder_input = ["<s>", *output[:-1]]
+    cross = np.zeros((1, 2, 4, 4))
+    cross[:, :, [0, 1, 2, 3], [1, 2, 2, 3]] = 1.0
+    self_attention = LabelledAttention(np.full((1, 2, 4, 4), 0.25), source, source)
+    pieces = AttentionSet(
+        self_attention,
+        LabelledAttention(np.full((1, 2, 4, 4), 0.25), output, decoder_input),
+        LabelledAttention(cross, output, source),
+    )
+    by_pieces = coverage(pieces.cross)
+    by_words = coverage(in_words(pieces, source, decoder_input, output).cross)
+    assert by_pieces.values()[2] == pytest.approx(2.0) and by_pieces.flags().over == [2]
+    assert by_words.source_labels == ["<2de>", "warm", "afternoon", "</s>"]
+    np.testing.assert_allclose(by_words.values(), [0, 1, 1, 1])
+    assert by_words.flags().over == []
+
+
+def test_wrong_input_is_an_input_error():
+    found = coverage(LabelledAttention(rows_attending([[1], [2]]), ["a", "b"], SOURCE))
+    with pytest.raises(InputError, match="no layer 3"):
+        found.values(2)
+    with pytest.raises(InputError, match="under < over"):
+        Thresholds(under=1.5, over=0.5)
+    with pytest.raises(InputError, match="under < over"):
+        Thresholds(under=-0.1)
+    with pytest.raises(InputError, match="a label per source column"):
+        coverage(LabelledAttention(rows_attending([[1]]), ["a"], SOURCE[:3]))
+    with pytest.raises(InputError, match="at least one output row"):
+        coverage(LabelledAttention(np.zeros((1, 1, 0, len(SOURCE))), [], SOURCE))
+
+
+@pytest.fixture(scope="module", params=[1, 3], ids=["greedy", "beam 3"])
+def traced(request, translator):
+    """A traced search that ends with </s> (a model nudged to say it), and its tokenizer."""
+    eos_prone = Translator(eos_prone_model(4), translator.tokenizer)
+    result = eos_prone.translate(
+        "The small dog runs in the garden.", "de", beam_size=request.param, trace=True
+    )
+    assert result.output_ids[-1] == EOS_ID and len(result.output_ids) > 2
+    return result, translator.tokenizer.pieces
+
+
+def test_a_translation_has_one_coverage_per_source_piece(traced):
+    result, _ = traced
+    found = coverage(result.attention.cross)
+    layers, heads, rows, _ = result.attention.cross.weights.shape
+    assert found.per_head.shape == (layers, heads, len(result.source_tokens))
+    assert found.source_labels == result.source_tokens
+    np.testing.assert_allclose(found.per_head.sum(axis=-1), rows, rtol=1e-5)
+    words = coverage(result.word_attention.cross)
+    assert words.source_labels == result.word_attention.cross.key_labels
+
+
+def test_the_outputs_path_through_the_search_is_its_traced_cross_attention(traced):
+    """Cached decoding's rows, step by step along the output, are the rows of the teacher-forced
+    pass: the coverage the search grew ends as the coverage of the translation."""
+    result, pieces = traced
+    path = path_attention(result.steps, result.output_ids, pieces)
+    assert path.query_labels == result.attention.cross.query_labels
+    assert path.key_labels == result.attention.cross.key_labels
+    np.testing.assert_allclose(path.weights, result.attention.cross.weights, atol=1e-4)
+
+
+def test_every_live_hypothesis_has_its_coverage_so_far(traced):
+    result, pieces = traced
+    for step in (0, len(result.steps) // 2, len(result.steps) - 1):
+        found = step_coverage(result.steps, step, pieces)
+        assert len(found) == len(result.steps[step].hypotheses)
+        for hypothesis, grown in zip(result.steps[step].hypotheses, found):
+            rows = grown.attention.query_labels
+            assert len(rows) == step + 1 and rows[-1].endswith(NOT_YET)
+            # this step's row is the hypothesis's own row of the step's cross-attention
+            row = result.steps[step].hypotheses.index(hypothesis)
+            np.testing.assert_allclose(
+                grown.attention.weights[:, :, -1],
+                result.steps[step].cross_attention.weights[:, :, row],
+            )
+            assert grown.values().sum() == pytest.approx(step + 1, rel=1e-4)
+
+
+def test_a_path_the_search_never_took_is_an_input_error(traced):
+    result, pieces = traced
+    past_the_end = [*result.output_ids, *result.output_ids]  # no hypothesis goes on after </s>
+    with pytest.raises(InputError, match="no hypothesis"):
+        path_attention(result.steps, past_the_end, pieces)
+    with pytest.raises(InputError, match="no step"):
+        step_coverage(result.steps, len(result.steps), pieces)
