@@ -174,7 +174,7 @@ def load_corpus(
             if not path.is_file():
                 notes.append(f"skipped {path}: not found")
                 continue
-            pairs = [line.split("\t")[:2] for line in read_lines(path)[:limit] if "\t" in line]
+            pairs = read_tsv_pairs(path, limit)
             kept = clean_pairs(target, pairs)
             held_out = [e for e in kept if in_validation(e.source_text, valid_fraction)]
             trained = [e for e in kept if not in_validation(e.source_text, valid_fraction)]
@@ -204,6 +204,12 @@ def load_corpus(
     return Corpus(train, valid, notes)
 
 
+def read_tsv_pairs(path: Path, limit: int | None = None) -> list[list[str]]:
+    """The (English, translation) pairs of a ``source TAB target ...`` file, its first ``limit``
+    lines; a line without a TAB is skipped."""
+    return [line.split("\t")[:2] for line in read_lines(path)[:limit] if "\t" in line]
+
+
 def clean_pairs(target: str, pairs: list) -> list[Example]:
     """Normalise, filter and de-duplicate (source, target) pairs, keeping their first order."""
     seen = set()
@@ -222,6 +228,22 @@ def multi30k_test(data_dir: Path, target: str) -> tuple[list[str], list[str]]:
         data_dir / "multi30k/test_2016_flickr.en.gz",
         data_dir / f"multi30k/test_2016_flickr.{target}.gz",
     )
+
+
+def general_validation(
+    data_dir: Path, target: str, valid_fraction: float = 0.01
+) -> tuple[list[str], list[str]]:
+    """The general-domain pairs load_corpus holds out for validation, English -> target."""
+    pairs = read_tsv_pairs(data_dir / GENERAL_FILES[target])
+    held_out = [
+        e for e in clean_pairs(target, pairs) if in_validation(e.source_text, valid_fraction)
+    ]
+    return [e.source_text for e in held_out], [e.target_text for e in held_out]
+
+
+def multi30k_validation(data_dir: Path, target: str) -> tuple[list[str], list[str]]:
+    """Multi30k val, the in-domain validation set, English -> target."""
+    return read_parallel(data_dir / "multi30k/val.en.gz", data_dir / f"multi30k/val.{target}.gz")
 
 
 def flores_devtest(data_dir: Path, target: str) -> tuple[list[str], list[str]]:
