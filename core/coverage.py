@@ -88,26 +88,35 @@ class Coverage:
         """coverage[l, h, s] = Σ_t weights[l, h, t, s]: (layers, heads, source)."""
         return self.attention.weights.sum(axis=2)
 
-    def received(self, layer: int | None = None) -> np.ndarray:
-        """What each row gave each source piece, (rows, source): the weights averaged over the
-        heads of ``layer`` (counted from 0), or over every layer and head with None. Column s
-        shows which output rows attended piece s; its sum is the piece's coverage."""
-        weights = self.attention.weights
+    def received(self, layer: int | None = None, head: int | None = None) -> np.ndarray:
+        """What each row gave each source piece, (rows, source): the weights of ``head`` of
+        ``layer`` (both counted from 0), their mean over the heads of ``layer`` with head None,
+        or over every layer and head with both None. Column s shows which output rows attended
+        piece s; its sum is the piece's coverage."""
+        weights = self.attention.weights  # (L, H, rows, S)
         if layer is None:
+            if head is not None:
+                raise InputError("Pick a layer for the head.")
             return weights.mean(axis=(0, 1))
-        if not 0 <= layer < len(weights):
-            raise InputError(f"There is no layer {layer + 1}: the model has {len(weights)}.")
-        return weights[layer].mean(axis=0)
+        layers, heads = weights.shape[:2]
+        if not 0 <= layer < layers:
+            raise InputError(f"There is no layer {layer + 1}: the model has {layers}.")
+        if head is None:
+            return weights[layer].mean(axis=0)
+        if not 0 <= head < heads:
+            raise InputError(f"There is no head {head + 1}: a layer has {heads}.")
+        return weights[layer, head]
 
-    def values(self, layer: int | None = None) -> np.ndarray:
-        """One coverage per source piece, (source,): the mean of ``per_head`` over the heads of
-        ``layer`` (counted from 0), or over every layer and head with None."""
-        return self.received(layer).sum(axis=0)
+    def values(self, layer: int | None = None, head: int | None = None) -> np.ndarray:
+        """One coverage per source piece, (source,): ``per_head`` of ``head`` of ``layer``
+        (counted from 0), its mean over the heads of ``layer`` with head None, or over every
+        layer and head with both None."""
+        return self.received(layer, head).sum(axis=0)
 
-    def growth(self, layer: int | None = None) -> np.ndarray:
+    def growth(self, layer: int | None = None, head: int | None = None) -> np.ndarray:
         """Tu et al.'s C(i, j) row by row, (rows, source): the coverage after each output
         position, the last row equal to :meth:`values`."""
-        return np.cumsum(self.received(layer), axis=0)
+        return np.cumsum(self.received(layer, head), axis=0)
 
     def flags(self, layer: int | None = None, thresholds: Thresholds = Thresholds()) -> Flags:
         """The under- and over-covered source pieces of :meth:`values`, special pieces (the
@@ -138,14 +147,18 @@ def flag(values: np.ndarray, labels: Sequence[str], thresholds: Thresholds = Thr
 
 
 def path_attention(
-    steps: Sequence[BeamStep], tokens: Sequence[int], pieces: Callable[[list[int]], list[str]]
+    steps: Sequence[BeamStep],
+    tokens: Sequence[int],
+    pieces: Callable[[list[int]], list[str]],
+    bos_id: int = BOS_ID,
 ) -> LabelledAttention:
-    """The cross-attention rows that decoded ``tokens`` (ids, bos not included) in a traced beam
-    search: at each step t, the row of the live hypothesis tokens[:t], as long as the search kept
-    one, (layers, heads, rows, source). A live hypothesis of step s has s + 1 rows, the newest
-    predicting what step s is choosing (NOT_YET); a finished hypothesis of n tokens has n, the
-    last predicting its last token. Cached decoding gives a teacher-forced pass's rows, so the
-    output's path is its traced ``attention.cross`` (tests/core/test_coverage.py)."""
+    """The cross-attention rows that decoded ``tokens`` (ids, the decoder's first input
+    ``bos_id`` not included) in a traced beam search: at each step t, the row of the live
+    hypothesis tokens[:t], (layers, heads, rows, source). A live hypothesis of step s has s + 1
+    rows, the newest predicting what step s is choosing (NOT_YET); a finished hypothesis of n
+    tokens has n, the last predicting its last token. Cached decoding gives a teacher-forced
+    pass's rows, so the output's path is its traced ``attention.cross``
+    (tests/core/test_coverage.py)."""
     rows = []
     for step in steps:
         prefix = list(tokens[: step.step])
@@ -155,7 +168,7 @@ def path_attention(
         rows.append(step.cross_attention.weights[:, :, found[0]])  # (L, H, S)
     if not rows or len(rows) < len(tokens):
         raise InputError("Those tokens are no hypothesis of this beam search.")
-    reads = pieces([BOS_ID, *tokens[: len(rows) - 1]])
+    reads = pieces([bos_id, *tokens[: len(rows) - 1]])
     predicts = pieces(list(tokens[: len(rows)]))
     predicts += [NOT_YET] * (len(rows) - len(predicts))
     return LabelledAttention(
@@ -166,10 +179,14 @@ def path_attention(
 
 
 def step_coverage(
-    steps: Sequence[BeamStep], step: int, pieces: Callable[[list[int]], list[str]]
+    steps: Sequence[BeamStep],
+    step: int,
+    pieces: Callable[[list[int]], list[str]],
+    bos_id: int = BOS_ID,
 ) -> list[Coverage]:
     """The coverage so far of each live hypothesis of beam step ``step``, in the step's order:
-    how coverage grows as the search goes."""
+    how coverage grows as the search goes (``pieces``, ``bos_id``: see :func:`path_attention`)."""
     if not 0 <= step < len(steps):
         raise InputError(f"There is no step {step}: the search took {len(steps)} (from 0).")
-    return [coverage(path_attention(steps, h.tokens, pieces)) for h in steps[step].hypotheses]
+    hypotheses = steps[step].hypotheses
+    return [coverage(path_attention(steps, h.tokens, pieces, bos_id)) for h in hypotheses]

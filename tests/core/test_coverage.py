@@ -43,6 +43,7 @@ def test_coverage_is_the_sum_of_the_cross_attention_rows():
     np.testing.assert_allclose(found.values(), weights.mean(axis=(0, 1)).sum(axis=0))
     np.testing.assert_allclose(found.values(1), weights[1].mean(axis=0).sum(axis=0))
     np.testing.assert_allclose(found.values(1), found.per_head[1].mean(axis=0))
+    np.testing.assert_allclose(found.values(1, 2), found.per_head[1, 2])
     assert found.values().sum() == pytest.approx(5)  # every row gives 1
     growth = found.growth()  # Tu et al.'s C(i, j), row by row
     np.testing.assert_allclose(growth[-1], found.values())
@@ -99,6 +100,10 @@ def test_wrong_input_is_an_input_error():
     found = coverage(LabelledAttention(rows_attending([[1], [2]]), ["a", "b"], SOURCE))
     with pytest.raises(InputError, match="no layer 3"):
         found.values(2)
+    with pytest.raises(InputError, match="no head 4"):
+        found.values(1, 3)
+    with pytest.raises(InputError, match="a layer for the head"):
+        found.received(None, 0)
     with pytest.raises(InputError, match="under < over"):
         Thresholds(under=1.5, over=0.5)
     with pytest.raises(InputError, match="under < over"):
