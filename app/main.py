@@ -42,6 +42,7 @@ PAGES = {
     "Analysis": [
         st.Page("views/head_lab.py", title="Heads lab", icon=":material/hub:"),
         st.Page("views/explain.py", title="Explain", icon=":material/psychology:"),
+        st.Page("views/coverage.py", title="Coverage", icon=":material/rule:"),
     ],
     "Training": [
         st.Page("views/training.py", title="Training dynamics", icon=":material/timeline:"),

@@ -24,7 +24,9 @@ from app.figures.beam_search import (
     legend_text,
     rerank_lines,
 )
+from app.figures.coverage import coverage_map
 from app.figures.heatmaps import attention_map
+from core.coverage import step_coverage
 
 PLAY_INTERVAL_S = 0.8  # seconds per step while the search plays
 
@@ -132,6 +134,26 @@ def step_view() -> None:
         st.caption(
             "A row per live hypothesis: its newest position, which reads the end of its prefix "
             "and predicts the piece this step chooses (?), attending over the source."
+        )
+        grown = step_coverage(result.steps, step, state.translator().tokenizer.pieces)
+        so_far = np.stack([found.values(layer - 1, head_index) for found in grown])  # (n, S)
+        heads = "mean of heads" if head_index is None else f"head {head}"
+        ui.chart(
+            coverage_map(
+                so_far,
+                cross.query_labels,
+                cross.key_labels,
+                f"Coverage so far, layer {layer}, {heads}",
+            ),
+            "step-coverage",
+            caption=ui.sentence_caption(kind="cross", layer=layer, head=head, search_step=step),
+        )
+        st.caption(
+            "Each hypothesis's coverage so far: the row above added to its own rows of the steps "
+            "before, C(i, j) = C(i − 1, j) + α(i, j) (Tu et al. 2016). A source piece that stays "
+            "pale has had little attention yet; one that darkens again and again is being "
+            "attended more than once. The Coverage page flags the output's dropped and repeated "
+            "words."
         )
     ui.table(
         candidate_rows(beam_step, analysis.pieces, detokenize),

@@ -6,8 +6,10 @@ import streamlit as st
 
 from app import state, ui
 from app.display import ATTENTION_KINDS, piece_text
+from app.figures.coverage import compared_coverage, coverage_rows, named_flags
 from app.figures.heatmaps import attention_map
 from core import LANGUAGES
+from core.coverage import Thresholds, coverage
 from core.decoding import first_divergence, length_penalty
 from core.labelled_attention import LabelledAttention
 from core.translator import Translation
@@ -132,4 +134,33 @@ ui.table(
         }
         for position in range(max(len(greedy.output_tokens), len(beam.output_tokens)))
     ]
+)
+
+st.subheader("Coverage: what each search left out or said twice")
+searches = {name: coverage(output.word_attention.cross) for name, output in outputs.items()}
+thresholds = Thresholds()
+ui.chart(
+    compared_coverage(
+        {name: found.values() for name, found in searches.items()},
+        next(iter(searches.values())).source_labels,
+        thresholds,
+        f"Coverage of the source words: {' and '.join(searches)}",
+    ),
+    "compare-coverage",
+    caption=ui.sentence_caption(kind="cross", head="avg"),
+)
+for name, found in searches.items():
+    values, flags = found.values(), found.flags(thresholds=thresholds)
+    labels = found.source_labels
+    st.text(
+        f"{name}: likely dropped {named_flags(labels, values, flags.under)}; likely said twice "
+        f"{named_flags(labels, values, flags.over)}"
+    )
+ui.table(coverage_rows(searches), {name: "%.2f" for name in searches})
+st.caption(
+    f"Coverage: the attention a source word received over the whole output, every layer and "
+    f"head's mean (the Coverage page has the definition); below {thresholds.under:g} a word was "
+    f"likely dropped, above {thresholds.over:g} likely said twice. Where a word's coverage is "
+    "about the same in both but the row that attended it most predicts another word, both "
+    "searches looked at it when they decided, and only one of them wrote it."
 )

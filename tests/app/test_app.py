@@ -34,6 +34,7 @@ PAGES = [
     "beam_search",
     "head_lab",
     "explain",
+    "coverage",
     "compare",
     "training",
     "model",

@@ -34,6 +34,7 @@ TITLES = [
     "Beam search",
     "Heads lab",
     "Explain",
+    "Coverage",
     "Compare",
     "Training dynamics",
     "Model",

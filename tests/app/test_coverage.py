@@ -1,0 +1,111 @@
+"""Coverage in the app through streamlit.testing: the Coverage page draws and names what core
+computes for the sentence, follows a word to the rows that attended it, and the Beam search and
+Compare pages show coverage growing and side by side."""
+
+import numpy as np
+import pytest
+
+from app.figures.coverage import coverage_rows, named_flags
+from core.coverage import Thresholds, coverage, step_coverage
+from tests.app.test_app import assert_fine
+from tests.conftest import chart_specs, plotted
+
+SENTENCE = "The animal didn't cross the street because it was too tired."
+# the tiny random model's output on it leaves some source words little attention, others much
+BOTH_FLAGS = "The small dog runs in the garden."
+
+
+def drawn(at) -> dict[str, dict]:
+    """Each chart's spec by its title."""
+    return {spec["layout"]["title"]["text"]: spec for spec in chart_specs(at)}
+
+
+def texts(at) -> list[str]:
+    return [element.value for element in at.text]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layer", [None, 2])
+def test_the_coverage_page_draws_and_names_what_core_computes(app, translator, layer):
+    query = {} if layer is None else {"coverage_layer": str(layer)}
+    at = app("coverage", text=BOTH_FLAGS, **query)
+    assert_fine(at)
+    result = translator.translate(BOTH_FLAGS, "de", 4, 0.6, trace=True)
+    found = coverage(result.word_attention.cross)
+    index = None if layer is None else layer - 1
+    values, flags = found.values(index), found.flags(index)
+    described = "every layer (mean)" if layer is None else f"layer {layer}"
+    bars = drawn(at)[f"Coverage of the source words, {described}"]
+    np.testing.assert_allclose(plotted(bars["data"][0]["y"]), values, rtol=1e-5)
+    assert bars["layout"]["xaxis"]["ticktext"][2] == "small"
+    assert flags.under and flags.over
+    under, over = Thresholds().under, Thresholds().over
+    labels = found.source_labels
+    assert texts(at)[-2:] == [
+        f"Likely dropped (coverage below {under:g}): {named_flags(labels, values, flags.under)}",
+        f"Likely said twice (coverage above {over:g}): {named_flags(labels, values, flags.over)}",
+    ]
+    flagged = [*flags.under, *flags.over]
+    followed = at.selectbox(key="coverage_word")
+    assert followed.value == f"{flagged[0]}: {labels[flagged[0]]}"  # the first flagged word
+
+
+@pytest.mark.slow
+def test_following_a_word_shows_the_rows_that_attended_it(app, translator):
+    at = app("coverage", text=SENTENCE)
+    at.selectbox(key="coverage_word").set_value("2: animal").run()
+    assert_fine(at)
+    result = translator.translate(SENTENCE, "de", 4, 0.6, trace=True)
+    received = coverage(result.word_attention.cross).received()
+    charts = drawn(at)
+    rows = next(spec for title, spec in charts.items() if title.startswith("What each output"))
+    np.testing.assert_allclose(plotted(rows["data"][0]["x"]), received[:, 2], rtol=1e-5)
+    assert f"{received[:, 2].sum():.2f} in all" in rows["layout"]["title"]["text"]
+    mapped = next(spec for title, spec in charts.items() if title.startswith("Cross-attention"))
+    (outline,) = mapped["layout"]["shapes"]
+    assert (outline["x0"], outline["x1"]) == (1.5, 2.5)  # the column of "animal"
+    growth = charts["Coverage after each output row, every layer (mean)"]
+    np.testing.assert_allclose(plotted(growth["data"][0]["z"])[-1], received.sum(0), rtol=1e-5)
+    link = app("coverage", text=SENTENCE, coverage_word="2: animal")  # the URL holds it
+    assert link.selectbox(key="coverage_word").value == "2: animal"
+
+
+@pytest.mark.slow
+def test_pieces_instead_of_words(app, translator):
+    at = app("coverage", text=SENTENCE, coverage_pieces="true")
+    assert_fine(at)
+    result = translator.translate(SENTENCE, "de", 4, 0.6, trace=True)
+    bars = drawn(at)["Coverage of the source pieces, every layer (mean)"]
+    values = coverage(result.attention.cross).values()
+    np.testing.assert_allclose(plotted(bars["data"][0]["y"]), values, rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_the_beam_search_page_shows_coverage_growing(app, translator):
+    at = app("beam_search", text=SENTENCE, step="3", xlayer="1", xhead="2")
+    assert_fine(at)
+    result = translator.translate(SENTENCE, "de", 4, 0.6, trace=True)
+    grown = step_coverage(result.steps, 3, translator.tokenizer.pieces)
+    shown = drawn(at)["Coverage so far, layer 1, head 2"]
+    expected = np.stack([found.values(0, 1) for found in grown])  # (hypotheses, source)
+    np.testing.assert_allclose(plotted(shown["data"][0]["z"]), expected, rtol=1e-5)
+    assert expected.sum(axis=1) == pytest.approx(4, rel=1e-4)  # steps 0-3: four rows each
+
+
+@pytest.mark.slow
+def test_the_compare_page_shows_both_searches_coverage(app, translator):
+    at = app("compare", text=SENTENCE, beam="3")
+    assert_fine(at)
+    greedy, beam = (translator.translate(SENTENCE, "de", b, 0.6, trace=True) for b in (1, 3))
+    searches = {
+        "greedy (beam 1)": coverage(greedy.word_attention.cross),
+        "beam 3": coverage(beam.word_attention.cross),
+    }
+    bars = drawn(at)["Coverage of the source words: greedy (beam 1) and beam 3"]
+    for trace, found in zip(bars["data"], searches.values()):
+        np.testing.assert_allclose(plotted(trace["y"]), found.values(), rtol=1e-5)
+    table = at.dataframe[-1].value
+    expected = coverage_rows(searches)
+    assert list(table["source"]) == [row["source"] for row in expected]
+    assert list(table["beam 3"]) == pytest.approx([row["beam 3"] for row in expected], rel=1e-5)
+    assert "didn't" in list(table["source"])
