@@ -11,6 +11,7 @@ import numpy as np
 
 from app.display import ATTENTION_KINDS, SENTENCEPIECE_WORD_START, WORD_START
 from core.head_focus import HeadFocus, rank_heads
+from core.head_statistics import EOS
 from core.labelled_attention import LabelledAttention
 from core.words import is_special_piece
 
@@ -43,8 +44,9 @@ STEPS = [
         "Self-attention",
         "views/attention.py",
         "Each piece builds its new representation from a weighted mix of all pieces. Every head "
-        "chooses its own weights (each row sums to 1): some look at a neighbour, some at the "
-        "word a pronoun stands for.",
+        "chooses its own weights (each row sums to 1): most look at a neighbour or at the "
+        "sentence's edges; the reveal says whether any links a pronoun to the word it stands "
+        "for.",
     ),
     Step(
         "The mask",
@@ -68,6 +70,22 @@ STEPS = [
 ]
 
 
+# The classic coreference sentences (Winograd schemas) and the word their "it" stands for: only
+# where the story knows that word can it say whether a head finds it.
+ANTECEDENTS = {
+    "The animal didn't cross the street because it was too tired.": "animal",
+    "The trophy didn't fit into the suitcase because it was too big.": "trophy",
+}
+FARTHER = "a word farther away"
+STRONGEST_SHOWN = 3  # heads named in the reveal, the strongest first
+
+
+def has_question(words: LabelledAttention) -> bool:
+    """Whether the sentence has two words, so that one can be asked about the other: "Hi." has
+    only the tag and </s> beside it."""
+    return sum(not is_special_piece(label) for label in words.query_labels) >= 2
+
+
 def question_word(words: LabelledAttention) -> int:
     """The word to ask about in the predict-then-reveal question: "it" when the sentence has it
     (the coreference example), else the last real word."""
@@ -86,6 +104,98 @@ def answer(words: LabelledAttention, query: int) -> HeadFocus:
 def head_for(words: LabelledAttention, query: int, key: int) -> HeadFocus:
     """The head that puts the most weight on ``key`` for ``query``: the best case for a guess."""
     return rank_heads(words, query, key=key)[0]
+
+
+def relation(labels: Sequence[str], query: int, key: int) -> str:
+    """What a head whose top word for ``query`` is ``key`` looks at, in words: the previous or
+    the next word, the language tag, the end of the sentence (</s>), else FARTHER."""
+    if key == query - 1:
+        return "the previous word"
+    if key == query + 1:
+        return "the next word"
+    if labels[key] == EOS:
+        return "the end of the sentence"
+    if is_special_piece(labels[key]):
+        return "the language tag"
+    return FARTHER
+
+
+def described(words: LabelledAttention, query: int, found: HeadFocus) -> str:
+    """One head's focus for the reveal: 'layer 2, head 2: 97% on “because”, the previous word'."""
+    where = relation(words.key_labels, query, found.key)
+    label = position_name(words.key_labels, found.key)
+    what = f"a link to “{label}”" if where == FARTHER else where
+    return (
+        f"layer {found.layer + 1}, head {found.head + 1}: {found.weight:.0%} on “{label}”, {what}"
+    )
+
+
+def strongest(words: LabelledAttention, query: int) -> str:
+    """The STRONGEST_SHOWN strongest heads for ``query`` (its own position left out), each with
+    what it looks at."""
+    ranked = rank_heads(words, query, skip_self=True)[:STRONGEST_SHOWN]
+    return "; ".join(described(words, query, found) for found in ranked)
+
+
+def jobs(words: LabelledAttention, query: int) -> str:
+    """How many heads do which job for ``query``, the most common first: "Of its 48 heads, 20
+    look at the previous word, 8 at the next word and 13 at a word farther away (“street” 3,
+    ...)"."""
+    ranked = rank_heads(words, query, skip_self=True)
+    kinds = Counter(relation(words.key_labels, query, found.key) for found in ranked)
+    farther = Counter(
+        position_name(words.key_labels, found.key)
+        for found in ranked
+        if relation(words.key_labels, query, found.key) == FARTHER
+    )
+    parts = []
+    for i, (kind, count) in enumerate(kinds.most_common()):
+        verb = ("looks at" if count == 1 else "look at") if i == 0 else "at"
+        part = f"{count} {verb} {kind}"
+        if kind == FARTHER:
+            part += " (" + ", ".join(f"“{word}” {n}" for word, n in farther.most_common()) + ")"
+        parts.append(part)
+    listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"Of its {len(ranked)} heads, {listed}."
+
+
+def coreference(words: LabelledAttention, query: int, sentence: str) -> str | None:
+    """Whether any head links the pronoun ``query`` to the word it stands for (ANTECEDENTS),
+    said plainly: the heads whose top word it is, with their weights, or that none does and the
+    most weight any head puts on it. None where the story does not know that word."""
+    antecedent = ANTECEDENTS.get(sentence.strip())
+    if antecedent not in words.key_labels:
+        return None
+    key = words.key_labels.index(antecedent)
+    pronoun = words.query_labels[query]
+    total = words.weights.shape[0] * words.weights.shape[1]
+    linking = [found for found in rank_heads(words, query, skip_self=True) if found.key == key]
+    if not linking:
+        best = head_for(words, query, key)
+        return (
+            f"No head links “{pronoun}” to “{antecedent}”, the word it stands for: in none of "
+            f"the {total} is it the top word. The most weight any head puts on it is "
+            f"{best.weight:.0%} (layer {best.layer + 1}, head {best.head + 1})."
+        )
+    heads = ", ".join(
+        f"layer {found.layer + 1}, head {found.head + 1} with {found.weight:.0%}"
+        for found in linking
+    )
+    count = "One head" if len(linking) == 1 else f"{len(linking)} heads"
+    verb = "links" if len(linking) == 1 else "link"
+    return (
+        f"{count} of {total} {verb} “{pronoun}” to “{antecedent}”, the word it stands for: "
+        f"{heads} of its weight."
+    )
+
+
+def shown_head(words: LabelledAttention, query: int, sentence: str) -> HeadFocus:
+    """The head the reveal draws: the strongest that links the pronoun to the word it stands
+    for, where one does, else the strongest head."""
+    antecedent = ANTECEDENTS.get(sentence.strip())
+    ranked = rank_heads(words, query, skip_self=True)
+    linking = [found for found in ranked if words.key_labels[found.key] == antecedent]
+    return (linking or ranked)[0]
 
 
 def head_votes(words: LabelledAttention, query: int) -> list[tuple[str, int]]:

@@ -14,6 +14,7 @@ from app.figures.style import (
     CELL_TEXT_MAX,
     CHARACTER_WIDTH,
     MASK_SCALE,
+    MASKED_COLOUR,
     NARROWEST_PLOT_PX,
     figure_height,
 )
@@ -122,6 +123,26 @@ def attention_map(
     weights = attention.weights[layer]  # (H, Q, K)
     z = weights.mean(axis=0) if head is None else weights[head]
     return heatmap(z, attention.query_labels, attention.key_labels, title=title)
+
+
+def with_masked_cells(fig: go.Figure, allowed: np.ndarray) -> go.Figure:
+    """``fig``, a map of (queries, keys), with the cells the mask forbids (``allowed`` False)
+    drawn solid MASKED_COLOUR over it: a masked weight is exactly 0, and a pale cell of a small
+    weight would look the same."""
+    masked = np.where(allowed, np.nan, 1.0)
+    fig.add_trace(
+        go.Heatmap(
+            z=masked,
+            x=np.arange(masked.shape[1]),
+            y=np.arange(masked.shape[0]),
+            colorscale=[[0.0, MASKED_COLOUR], [1.0, MASKED_COLOUR]],
+            showscale=False,
+            hoverongaps=False,
+            hovertemplate="masked: weight exactly 0<extra></extra>",
+            name="masked",
+        )
+    )
+    return fig
 
 
 def attention_grid(

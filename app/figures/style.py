@@ -4,6 +4,7 @@
 ATTENTION_SCALE = "Blues"
 DIVERGING_SCALE = "RdBu_r"
 MASK_SCALE = [[0.0, "#d0d0d0"], [0.5, "#d0d0d0"], [0.5, "#2c7fb8"], [1.0, "#2c7fb8"]]
+MASKED_COLOUR = "#7a7a7a"  # cells the causal mask forbids, laid over a map of weights
 # The beam search's statuses; the Heads lab's bars and lines take "kept" and "finished" from it
 STATUS_COLOURS = {"root": "#444444", "kept": "#2c7fb8", "finished": "#31a354", "pruned": "#bbbbbb"}
 CELL_TEXT_MAX = 13  # px, text written into heatmap cells

@@ -4,7 +4,7 @@ cross-attention behind them, and the finished hypotheses re-ranked by the length
 import numpy as np
 import streamlit as st
 
-from app import state, ui
+from app import lectern, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.beam_layout import (
     candidate_rows,
@@ -61,6 +61,7 @@ if st.session_state.get("step", 0) > last:
 
 step_numbers = range(last + 1)
 playing = st.toggle("▶ Play the search", key="play", disabled=last == 0)
+lectern.keys("previous", "next")
 
 
 def step_view() -> None:

@@ -1,27 +1,84 @@
 """The guided story: from pieces to a translation, one short screen per idea, on the user's own
-sentence. ← and → step through it (for use from the lectern)."""
+sentence. A clicker's keys step through it (app/lectern.py)."""
 
 from functools import partial
 
 import streamlit as st
 
-from app import state, ui
+from app import lectern, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.beam_layout import rerank
 from app.figures.heads import vote_bars
-from app.figures.heatmaps import attention_map
+from app.figures.heatmaps import attention_map, with_masked_cells
 from app.figures.positional import positional_heatmap
 from app.figures.tokens import token_chips
 from app.story import (
+    FARTHER,
     STEPS,
     alignment,
     answer,
+    coreference,
+    has_question,
     head_for,
     head_votes,
+    jobs,
     largest_masked_weight,
     position_name,
     question_word,
+    relation,
+    shown_head,
+    strongest,
 )
+from core.labelled_attention import LabelledAttention
+
+
+def reveal(words: LabelledAttention, sentence: str) -> None:
+    """The predict-then-reveal question on the word that "it" (or the last word) attends to, and
+    what the model's heads really do for it: the strongest heads and their jobs in words, and for
+    the classic coreference sentences whether any head links "it" to the word it stands for."""
+    query = question_word(words)
+    word = words.query_labels[query]
+    options = [i for i in range(len(words.key_labels)) if i != query]
+    answers = st.session_state.setdefault("story_answers", {})  # kept while the story steps on
+    given = answers.get((sentence, word))
+    guess = st.radio(
+        f"Predict first: which word will “{word}” attend to most, in its strongest head?",
+        options,
+        format_func=partial(position_name, words.key_labels),
+        index=options.index(given) if given in options else None,
+        key=f"guess-{word}",
+        horizontal=True,
+    )
+    if guess is None:
+        return
+    answers[(sentence, word)] = guess
+    top, yours = answer(words, query), head_for(words, query, guess)
+    top_word, your_word = (position_name(words.key_labels, key) for key in (top.key, guess))
+    job = relation(words.key_labels, query, top.key)
+    st.info(
+        f"{'Right' if guess == top.key else 'Not quite'}: its strongest head, encoder layer "
+        f"{top.layer + 1}, head {top.head + 1}, puts {top.weight:.0%} of “{word}”'s attention on "
+        f"“{top_word}”{'' if job == FARTHER else f', {job}'}. The head that looks most at your "
+        f"“{your_word}” is layer {yours.layer + 1}, head {yours.head + 1}, with {yours.weight:.0%}."
+    )
+    linked = coreference(words, query, sentence)
+    if linked is not None:
+        (st.warning if linked.startswith("No head") else st.success)(linked)
+    st.info(f"The strongest heads: {strongest(words, query)}. {jobs(words, query)}")
+    ui.chart(vote_bars(head_votes(words, query), word), "story-votes")
+    shown = shown_head(words, query, sentence)
+    what = relation(words.key_labels, query, shown.key)
+    if what == FARTHER:
+        what = f"links “{word}” to “{position_name(words.key_labels, shown.key)}”"
+    title = (
+        f"{ATTENTION_KINDS['encoder']}, layer {shown.layer + 1}, head {shown.head + 1}: "
+        f"“{word}” → {what}"
+    )
+    caption = ui.sentence_caption(
+        kind="encoder", layer=shown.layer + 1, head=shown.head + 1, word=word
+    )
+    ui.chart(attention_map(words, shown.layer, shown.head, title), "story-self", caption=caption)
+
 
 st.title("Story: how a Transformer translates your sentence")
 analysis = state.analysis()
@@ -29,24 +86,25 @@ result = analysis.result
 chapters = range(len(STEPS))
 numbered = [f"{number} · {chapter.title}" for number, chapter in enumerate(STEPS, start=1)]
 step = ui.pick("Step", chapters, "story", 0, numbered.__getitem__)
-back, forward, _ = st.columns([1, 1, 4])
+back, forward, heading = st.columns([1, 1, 4], vertical_alignment="center")
 back.button(
     "◀ Back",
-    shortcut="Left",
+    key="story-back",
     on_click=ui.step_through,
     args=("story", chapters, -1),
     disabled=step == 0,
 )
 forward.button(
     "Next ▶",
-    shortcut="Right",
+    key="story-next",
     on_click=ui.step_through,
     args=("story", chapters, 1),
     disabled=step == len(STEPS) - 1,
 )
-st.caption("Keys ← and → step through the story.")
+lectern.keys("story-back", "story-next")
+st.caption(lectern.HINT)
 
-st.header(f"{step + 1} · {STEPS[step].title}")
+heading.header(f"{step + 1} · {STEPS[step].title}")  # beside the buttons: room for the figure
 st.markdown(f"**What to notice.** {STEPS[step].notice}")
 if step == 0:
     ui.chart(
@@ -64,36 +122,20 @@ elif step == 1:
     )
 elif step == 2:
     words = result.word_attention.encoder
-    query = question_word(words)
-    word = words.query_labels[query]
-    guess = st.radio(
-        f"Predict first: which word will “{word}” attend to most, in its strongest head?",
-        [i for i in range(len(words.key_labels)) if i != query],
-        format_func=partial(position_name, words.key_labels),
-        index=None,
-        key=f"guess-{word}",
-        horizontal=True,
-    )
-    if guess is not None:
-        strongest, yours = answer(words, query), head_for(words, query, guess)
-        verdict = "Right" if guess == strongest.key else "Not quite"
-        strongest_word, your_word = (
-            position_name(words.key_labels, key) for key in (strongest.key, guess)
-        )
+    if not has_question(words):
         st.info(
-            f"{verdict}: its strongest head, encoder layer {strongest.layer + 1}, head "
-            f"{strongest.head + 1}, puts {strongest.weight:.0%} of “{word}”'s attention on "
-            f"“{strongest_word}”. The head that looks most at your “{your_word}” is "
-            f"layer {yours.layer + 1}, head {yours.head + 1}, with {yours.weight:.0%}."
+            "Your sentence has one word, so there is no other word to guess at: try a longer "
+            "sentence, such as the first classic example."
         )
-        ui.chart(vote_bars(head_votes(words, query), word), "story-votes")
-        title = f"{ATTENTION_KINDS['encoder']}, layer {yours.layer + 1}, head {yours.head + 1}"
-        ui.chart(attention_map(words, yours.layer, yours.head, title), "story-self")
+    else:
+        reveal(words, state.settings().text)
 elif step == 3:
     decoder = result.attention.decoder
-    title = f"{ATTENTION_KINDS['decoder']}, last layer, average of the heads"
+    title = f"{ATTENTION_KINDS['decoder']}, last layer, average of the heads; grey: masked"
     last_layer = decoder.weights.shape[0] - 1
-    ui.chart(attention_map(decoder, last_layer, None, title), "story-mask")
+    caption = ui.sentence_caption(kind="decoder", layer=last_layer + 1, head="avg")
+    figure = attention_map(decoder, last_layer, None, title)
+    ui.chart(with_masked_cells(figure, decoder.allowed), "story-mask", caption=caption)
     st.caption(ui.decoder_rows(decoder))
     st.metric(
         "Largest weight above the diagonal, any layer and head",
@@ -103,7 +145,9 @@ elif step == 3:
 elif step == 4:
     cross = result.word_attention.cross
     title = f"{ATTENTION_KINDS['cross']} in words, last layer, average of the heads"
-    ui.chart(attention_map(cross, cross.weights.shape[0] - 1, None, title), "story-cross")
+    last_layer = cross.weights.shape[0] - 1
+    caption = ui.sentence_caption(kind="cross", layer=last_layer + 1, head="avg")
+    ui.chart(attention_map(cross, last_layer, None, title), "story-cross", caption=caption)
     ui.table(
         [
             {"translation row": row, "looks most at": source, "weight": weight}
@@ -119,18 +163,19 @@ else:
             "Raise the beam size in the sidebar to watch beam search keep several."
         )
     ranked = rerank(result.finished, settings.alpha, state.translator().tokenizer.decode)
-    ui.table(
+    # a table of text, not a canvas: on a projector it grows with the rest of the page's text
+    st.table(
         [
             {
                 "rank": row["rank"],
                 "finished hypothesis": row["hypothesis"],
-                "log P": row["log P"],
-                "ranked by log P / lp": row["normalised"],
+                "log P": f"{row['log P']:.3f}",
+                "ranked by log P / lp": f"{row['normalised']:.3f}",
                 "chosen": "✓" if row["chosen"] else "",
             }
             for row in ranked
         ],
-        {"log P": "%.3f", "ranked by log P / lp": "%.3f"},
+        hide_index=True,
     )
     st.text(f"Chosen: {result.text}")
 st.page_link(STEPS[step].page, label=f"The full page on {STEPS[step].title.lower()}", icon="➡️")

@@ -3,7 +3,7 @@ so that heads can be seen learning their jobs."""
 
 import streamlit as st
 
-from app import state, ui
+from app import lectern, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
@@ -43,6 +43,7 @@ if st.session_state.get("snapshot", steps[-1]) not in steps:  # a step of anothe
 
 
 playing = st.toggle("▶ Play the training", key="train_play")
+lectern.keys("earlier", "later")
 kind = ui.pick("Attention", list(ATTENTION_KINDS), "kind", format_func=ATTENTION_KINDS.get)
 n_layers, n_heads = getattr(analysis.result.attention, kind).weights.shape[:2]
 left, right = st.columns([2, 3])

@@ -1,0 +1,95 @@
+"""Keys at the lectern: the keys a presentation clicker sends step the page's steps (the Story's,
+the beam search's, the training snapshots'), whatever widget has focus.
+
+→, PageDown and Space press the page's forward button, ←, PageUp and Shift+Space its back
+button. Streamlit's own button shortcuts are not enough for a lecture: a focused radio (the
+audience's guess) turns → into a new answer, a focused button or slider takes the key for
+itself, and a clicker's PageDown and Space do nothing. So one listener on the window, in the
+capture phase, sees every key before the focused widget does, presses the button and stops the
+key there. It leaves a key alone while someone types: in a text box, a text area or a dropdown's
+search, except after Ctrl+Enter (or Enter in a one-line box) has sent the text, until the next
+keystroke that types or click into it; Space then types a space as ever. Keys with Ctrl, Alt or
+Meta are the browser's (Alt+← goes back a page).
+
+The listener is installed once per browser tab and reads which buttons to press from the page's
+marker element (a page without one has no lectern keys), so that it follows page changes.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import state
+
+FORWARD_KEYS = ("ArrowRight", "PageDown", "Space")
+BACK_KEYS = ("ArrowLeft", "PageUp", "Shift+Space")
+HINT = "Lectern keys: → PageDown Space step forward, ← PageUp Shift+Space step back."
+MARKER = "lectern-keys"
+
+SCRIPT = f"""<script>
+(() => {{
+  if (window.attentionLabLectern) return;
+  window.attentionLabLectern = true;
+  const sent = new WeakSet();  // text boxes whose text was sent and not typed in since
+  const notText = ["radio", "checkbox", "button", "range"];
+  const isText = (element) => element.isContentEditable || element.tagName === "TEXTAREA" ||
+    (element.tagName === "INPUT" && !notText.includes(element.type));
+  const direction = (event) => {{
+    if (event.ctrlKey || event.altKey || event.metaKey) return 0;
+    if (event.key === "ArrowRight" || event.key === "PageDown") return 1;
+    if (event.key === "ArrowLeft" || event.key === "PageUp") return -1;
+    if (event.key === " ") return event.shiftKey ? -1 : 1;
+    return 0;
+  }};
+  const typing = (element, event) =>
+    isText(element) && (!sent.has(element) || event.key === " ");
+  const stepButton = (step) => {{
+    const marker = document.querySelector(".{MARKER}");
+    const key = marker?.dataset[step > 0 ? "forward" : "back"];
+    return key ? document.querySelector(`.st-key-${{key}} button`) : null;
+  }};
+  window.addEventListener("keydown", (event) => {{
+    const element = event.composedPath()[0];
+    if (isText(element) && event.key === "Enter" &&
+        (event.ctrlKey || event.metaKey || element.tagName === "INPUT")) {{
+      sent.add(element);
+      return;
+    }}
+    const step = direction(event);
+    const button = step ? stepButton(step) : null;
+    if (!button || typing(element, event)) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    if (!button.disabled && !event.repeat) button.click();
+  }}, true);
+  // Space pressed on a focused button clicks it when the key comes up: not at the lectern
+  window.addEventListener("keyup", (event) => {{
+    const element = event.composedPath()[0];
+    if (event.key === " " && stepButton(1) && !typing(element, event)) {{
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    }}
+  }}, true);
+  for (const kind of ["input", "mousedown"]) {{
+    window.addEventListener(kind, (event) => sent.delete(event.composedPath()[0]), true);
+  }}
+}})();
+</script>"""
+
+CSS = f"""<style>
+[data-testid="stMain"] .stElementContainer:has(.{MARKER}) {{ display: none; }}
+</style>"""
+
+
+def keys(back: str, forward: str) -> None:
+    """The lectern keys for this page: they press the buttons whose widget keys are ``back`` and
+    ``forward``. In presentation mode the keys are told once per session (a toast)."""
+    st.html(CSS)
+    st.html(
+        f'<span class="{MARKER}" data-back="{back}" data-forward="{forward}" hidden></span>'
+        f"{SCRIPT}",
+        unsafe_allow_javascript=True,
+    )
+    if state.settings().present and not st.session_state.get("lectern_told"):
+        st.session_state.lectern_told = True
+        st.toast(HINT, icon="⌨️")

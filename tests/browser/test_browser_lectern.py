@@ -1,0 +1,122 @@
+"""The lectern keys in Chromium (app/lectern.py): what a presentation clicker sends (→, ←,
+PageDown, PageUp, Space) steps the Story, the beam search and the training snapshots whatever
+widget has focus, without changing the audience's answer, and leaves a text box being typed in
+alone.
+
+Run only these: python -m pytest -m browser tests/browser/test_browser_lectern.py
+"""
+
+import re
+from urllib.parse import urlencode
+
+import pytest
+
+from support.browser import CHART, wait_for_app
+from tests.browser.test_browser import chart_title, page, server, step  # noqa: F401 (fixtures)
+from tests.conftest import EARLY_STEPS, FINAL_STEP
+
+pytestmark = pytest.mark.browser
+
+ANIMAL = "The animal didn't cross the street because it was too tired."
+
+
+def press(tab, key: str) -> None:
+    """Press ``key`` and wait for the run it starts, if any."""
+    tab.keyboard.press(key)
+    wait_for_app(tab)
+
+
+def story_step(tab) -> str:
+    """The Story's step as its header shows it ("3 · Self-attention")."""
+    return tab.locator("[data-testid='stMain'] h2").first.inner_text()
+
+
+def guess(tab) -> str | None:
+    """The label of the audience's checked answer, None before one is given."""
+    checked = tab.locator("[data-testid='stRadio'] label:has(input:checked)")
+    return checked.inner_text() if checked.count() else None
+
+
+def test_clicker_keys_step_the_story_whatever_has_focus(server, page):  # noqa: F811
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server}/?{urlencode({'text': ANIMAL, 'present': 'true', 'story': '2'})}")
+    page.wait_for_selector("[data-testid='stRadio']", timeout=240_000)  # the server starts cold
+    wait_for_app(page)
+    assert story_step(page).startswith("3 ·")
+    page.locator("[data-testid='stRadio'] label", has_text="animal").click()  # the guess
+    wait_for_app(page)
+    assert guess(page) == "animal"
+    assert page.evaluate("document.activeElement.type") == "radio"
+
+    press(page, "PageDown")  # the radio has focus: the key steps, it does not change the guess
+    assert story_step(page).startswith("4 ·") and re.search(r"[?&]story=3\b", page.url)
+    page.get_by_role("button", name="◀ Back").click()  # now a button has focus
+    wait_for_app(page)
+    assert story_step(page).startswith("3 ·")
+    assert guess(page) == "animal"  # the audience's answer stays
+    page.locator("[data-testid='stRadio'] label", has_text="animal").click()
+    wait_for_app(page)
+    press(page, "ArrowRight")
+    assert story_step(page).startswith("4 ·")
+    page.get_by_role("button", name="Next ▶").click()
+    wait_for_app(page)
+    assert story_step(page).startswith("5 ·")
+    assert page.evaluate("document.activeElement.tagName") == "BUTTON"
+    press(page, "ArrowRight")  # a focused button: → steps instead of moving the focus
+    assert story_step(page).startswith("6 ·")
+    press(page, "PageUp")
+    assert story_step(page).startswith("5 ·")
+    page.get_by_role("button", name="◀ Back").click()
+    wait_for_app(page)
+    assert story_step(page).startswith("4 ·")
+    press(page, "Space")  # on the focused ◀ Back: a step forward, not a click of the button too
+    assert story_step(page).startswith("5 ·")
+    press(page, "Shift+Space")
+    press(page, "ArrowLeft")
+    assert story_step(page).startswith("3 ·")
+    assert guess(page) == "animal"
+    assert not page.locator("[data-testid='stException']").count()
+
+
+def test_keys_step_after_the_sentence_is_sent_but_not_while_typing(server, page):  # noqa: F811
+    page.goto(f"{server}/?{urlencode({'text': ANIMAL})}")
+    page.wait_for_selector("h2:has-text('1 · Pieces')", timeout=240_000)
+    wait_for_app(page)
+    box = page.get_by_role("textbox", name="English sentence")
+    box.fill("The cat sleeps.")
+    box.press("Control+Enter")
+    wait_for_app(page)
+    assert page.evaluate("document.activeElement.tagName") == "TEXTAREA"
+    press(page, "ArrowRight")  # sent: the key is the lectern's
+    assert story_step(page).startswith("2 ·")
+    box.press("End")
+    box.type(" Yes")  # typing again: the keys are the text's
+    press(page, "ArrowLeft")
+    press(page, "Space")
+    assert story_step(page).startswith("2 ·")
+    assert box.input_value() == "The cat sleeps. Ye s"
+
+
+def test_clicker_keys_step_the_beam_search_and_the_training(server, page):  # noqa: F811
+    page.goto(f"{server}/beam_search?{urlencode({'text': ANIMAL, 'present': 'true'})}")
+    page.wait_for_selector(CHART, timeout=240_000)
+    wait_for_app(page)
+    page.get_by_role("button", name="Next ▶").click()
+    wait_for_app(page)
+    assert step(page) == 1
+    for key, expected in [("ArrowRight", 2), ("PageDown", 3), ("Space", 4), ("PageUp", 3)]:
+        press(page, key)
+        assert step(page) == expected, key
+    slider = page.locator("[data-testid='stMain'] [data-testid='stSlider']", has_text="Step")
+    slider.locator("input").focus()  # the slider would take the key for itself
+    press(page, "ArrowLeft")
+    assert step(page) == 2
+
+    page.goto(f"{server}/training?{urlencode({'text': ANIMAL, 'kind': 'cross'})}")
+    page.wait_for_selector(CHART)
+    wait_for_app(page)
+    assert chart_title(page).startswith(f"Step {FINAL_STEP}:")
+    press(page, "PageUp")
+    assert chart_title(page).startswith(f"Step {EARLY_STEPS[-1]}:")
+    press(page, "ArrowRight")
+    assert chart_title(page).startswith(f"Step {FINAL_STEP}:")
