@@ -184,3 +184,22 @@ def test_until_asked_the_importance_map_is_the_surveys_mean(
     ask_for_importance(at)
     assert importance_passes == ["decoder"]
     assert not any("the mean over 2 validation sentences" in c.value for c in at.caption)
+
+
+@pytest.mark.slow
+def test_no_colour_bar_or_cell_shows_an_internal_name(app):
+    at = app("head_lab", text=ANIMAL)
+    statistics = ["confidence", "entropy", "sink_share", "mean_distance"]
+    for statistic in [*statistics, "same_share", "previous_share", "next_share"]:
+        at.segmented_control(key="stat").set_value(statistic).run()
+        assert not at.exception
+        heatmaps = [
+            trace
+            for spec in chart_specs(at)
+            for trace in spec["data"]
+            if trace.get("type") == "heatmap" and "colorbar" in trace
+        ]
+        titles = [trace["colorbar"]["title"]["text"] for trace in heatmaps]
+        assert titles and not [title for title in titles if "_" in title], titles
+        cells = [cell for trace in heatmaps for row in trace.get("text", []) for cell in row]
+        assert not [cell for cell in cells if "_" in cell or "positional (" in cell]

@@ -57,7 +57,7 @@ def test_a_diagonal_head_is_all_same_position_with_zero_entropy_and_distance():
     assert confidence(weights, SOURCE)[0, 0] == pytest.approx((N - 1) / N)
     # sinks reading themselves are not a sink head
     assert head_statistics(weights, SOURCE, self_attention=True)["sink_share"][0, 0] == 0.0
-    assert head_roles(head_statistics(weights, SOURCE, True))[0].role == "positional (same)"
+    assert head_roles(head_statistics(weights, SOURCE, True))[0].role == "own word"
 
 
 def test_a_head_on_eos_is_a_sink_with_zero_entropy_and_zero_confidence():
@@ -100,7 +100,35 @@ def test_a_previous_token_head_is_all_previous():
     assert shares["same"][0, 0] == pytest.approx(1 / N)  # the first row
     assert mean_distance(weights)[0, 0] == pytest.approx((N - 1) / N)
     statistics = head_statistics(weights, SOURCE, self_attention=True)
-    assert head_roles(statistics)[0].role == "positional (previous)"
+    [role] = head_roles(statistics)
+    assert (role.role, role.group, role.label) == (
+        "previous word",
+        "positional",
+        "previous word 100%",
+    )
+
+
+def survey_statistics(share: float) -> dict[str, np.ndarray]:
+    """The statistics of one self-attention head that puts its top weight on the previous
+    position in ``share`` of rows and is neither a sink nor broad."""
+    values = {"normalised_entropy": 0.4, "sink_share": 0.2, "same_share": 0.1, "next_share": 0.1}
+    values |= {"previous_share": share, "entropy": 1.0}
+    return {name: np.array([[value]]) for name, value in values.items()}
+
+
+@pytest.mark.parametrize("share", [0.70, 0.76, 0.88])
+def test_a_head_on_the_previous_word_in_most_rows_is_a_previous_word_head(share):
+    # the shipped model's L2 H2: 76% of rows over the 200-sentence survey, 88% on one sentence
+    [role] = head_roles(survey_statistics(share))
+    assert role.label == f"previous word {share:.0%}"
+    assert "Positional heads, 1 of 1 (L1 H1 previous word" in what_to_notice([role])
+
+
+@pytest.mark.parametrize("share", [0.46, 0.60, 0.69])
+def test_a_head_below_the_threshold_is_not_positional(share):
+    # 46%, 60%: the survey's strongest heads after the two neighbour heads
+    assert head_roles(survey_statistics(share))[0].role == "other"
+    assert POSITIONAL_THRESHOLD == 0.7
 
 
 def test_a_next_token_head_is_all_next_and_reaches_one_position():
@@ -200,11 +228,11 @@ def test_roles_come_layer_by_layer_with_a_caption_naming_the_heads():
     roles = head_roles(statistics)
     assert [(r.layer, r.head, r.role) for r in roles] == [
         (0, 0, "sink"),
-        (0, 1, "positional (same)"),
+        (0, 1, "own word"),
         (0, 2, "broad"),
     ]
     caption = what_to_notice(roles)
     assert caption.startswith("Sink heads, 1 of 3 (L1 H1)")
-    assert "Positional heads, 1 of 3 (L1 H2)" in caption
+    assert "Positional heads, 1 of 3 (L1 H2 own word 100%)" in caption
     assert "Broad heads, 1 of 3 (L1 H3)" in caption
     assert "Other" not in caption
