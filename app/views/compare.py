@@ -2,6 +2,8 @@
 attention on one colour scale; the German and the French translation with their cross-attention;
 greedy search against beam search."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from app import state, ui
@@ -62,7 +64,8 @@ for column, (prefix, side), head in zip(st.columns(2), SIDES.items(), (1, 2)):
     with column:
         layer, chosen = head_picker(attention, prefix, head)
         title = f"{side}: {ATTENTION_KINDS[kind]}, {head_name(layer, chosen)}"
-        ui.chart(head_map(attention, layer, chosen, title), f"compare-{prefix}")
+        caption = ui.sentence_caption(kind=kind, layer=layer, head=chosen)
+        ui.chart(head_map(attention, layer, chosen, title), f"compare-{prefix}", caption=caption)
 
 st.header("German and French")
 translations: dict[str, Translation] = {
@@ -81,7 +84,14 @@ for column, (target, translation) in zip(st.columns(len(translations)), translat
         st.code(translation.text, language=None, wrap_lines=True)
         cross = ATTENTION_KINDS["cross"].lower()
         title = f"{LANGUAGES[target]}: {cross}, {head_name(layer, chosen)}"
-        ui.chart(head_map(translation.attention.cross, layer, chosen, title), f"compare-{target}")
+        # the caption names this map's language and translation, not the sidebar's
+        caption = replace(
+            ui.sentence_caption(kind="cross", layer=layer, head=chosen),
+            target=target,
+            translation=translation.text,
+        )
+        figure = head_map(translation.attention.cross, layer, chosen, title)
+        ui.chart(figure, f"compare-{target}", caption=caption)
 
 st.header("Greedy and beam search")
 if settings.beam == 1:

@@ -103,3 +103,16 @@ def test_beam_one_says_it_is_greedy(app):
     at = app("compare", text=SENTENCE, beam="1")
     assert_fine(at)
     assert any("which is greedy search" in info.value for info in at.info)
+
+
+@pytest.mark.slow
+def test_each_languages_figure_for_slides_is_captioned_with_its_own_language(app, translator):
+    at = app("compare", text=SENTENCE, to="de", language_layer="2", language_head="3")
+    assert_fine(at)
+    charts = drawn(at)
+    for name, other, target in (("German", "French", "de"), ("French", "German", "fr")):
+        shown = next(spec for title, spec in charts.items() if title.startswith(f"{name}: cross"))
+        caption = shown["layout"]["title"]["subtitle"]["text"].replace("<br>", " ")
+        translation = " ".join(translator.translate(SENTENCE, target, 4, 0.6).text.split())
+        assert f"{name}: {translation}" in caption and f"{other}:" not in caption, caption
+        assert "Cross-attention · layer 2 · head 3" in caption
