@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from app import narrow, presentation, slides, state
+from app import narrow, notices, presentation, slides, state
 from app.display import piece_text
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import LANGUAGES, CheckpointError, InputError
@@ -77,6 +77,8 @@ def sidebar() -> None:
             height=110,
             help="Ctrl+Enter or click outside to translate.",
         )
+        st.caption(notices.WHAT_IT_READS)
+        notices.show()
         st.button(
             "Translate",
             type="primary",

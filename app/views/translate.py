@@ -3,7 +3,7 @@
 import sacrebleu
 import streamlit as st
 
-from app import state, ui
+from app import notices, state, ui
 from app.display import piece_count
 from app.figures.heatmaps import attention_map
 from core import LANGUAGES
@@ -13,6 +13,7 @@ st.title("Translate")
 analysis = state.analysis()
 settings = state.settings()
 result = analysis.result
+notices.show()  # beside the translation too: the sidebar is closed on a phone and a projector
 
 sentences = analysis.read.sentences
 shown_first = result.text  # what the reference is scored against

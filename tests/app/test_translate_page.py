@@ -160,3 +160,25 @@ def test_translate_counts_pieces_as_tokenization_does(app):
     source, output = (metric.value for metric in tokenization.metric if metric.label == "pieces")
     at = app(text=TWO_SENTENCES)
     assert f"{source} source pieces → {output} output pieces" in captions(at), captions(at)
+
+
+@pytest.mark.slow
+def test_text_that_is_not_english_gets_a_notice_and_is_translated_all_the_same(app, translator):
+    german = "Ich habe heute keine Zeit."
+    at = app("translate", text=german)
+    for where in (at.sidebar, at.main):  # under the box, and beside the translation
+        notices = [warning.value for warning in where.warning if "English" in warning.value]
+        assert len(notices) == 1 and notices[0].startswith("This looks like German, not")
+    assert at.code[0].value == translator.translate(german, "de", 4, 0.6).text
+    assert "The model reads English" in captions(at)  # said under the box before any text
+    for english in ("John lives in Salt Lake City.", "Attention is all you need."):
+        assert not app("translate", text=english).warning
+
+
+@pytest.mark.slow
+def test_a_sentence_over_forty_words_is_told_before_the_cut(app):
+    sentence = " ".join(["The small dog runs after the red ball in the park"] * 4) + " today."
+    at = app("translate", text=sentence)
+    notices = [warning.value for warning in at.main.warning if "words well" in warning.value]
+    assert notices and notices[0].startswith("The sentence has 45 words (")
+    assert "split it into shorter sentences" in notices[0]
