@@ -23,10 +23,9 @@ from core.ablation import (
     head_importance,
     intervened_translator,
 )
-from core.checkpoint import MODEL_FILE
-from core.head_survey import HEADS_FILE, HeadSurvey, is_current, load_survey
+from core.head_survey import HeadSurvey, load_survey
+from core.model_dir import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, ModelDir, Snapshot
 from core.sentences import translate_text
-from core.snapshots import Snapshot
 from core.translator import EncoderBatch, Translation
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
@@ -171,7 +170,7 @@ def snapshot_views() -> list[snapshots.SnapshotView]:
     """Every snapshot of the model on the current sentence, each computed once (a progress bar
     shows the first time), so that moving the step slider only redraws."""
     s, path = settings(), str(model_dir())
-    found = snapshots.list_snapshots(path)
+    found = ModelDir(path).snapshots()
     progress = st.progress(0.0, text="Running every snapshot on the sentence…")
     views = []
     for done, snapshot in enumerate(found, start=1):
@@ -293,19 +292,19 @@ def _survey(path: str, versions: tuple[float, float]) -> tuple[HeadSurvey | None
     """heads.json beside the model and whether model.pt is the one it was computed from; read
     again when either file changes (``versions``: their modification times)."""
     survey = load_survey(path)
-    return survey, survey is not None and is_current(survey, path)
+    return survey, survey is not None and ModelDir(path).is_current(survey.model_sha256)
 
 
 def head_survey() -> tuple[HeadSurvey | None, bool]:
     """The model's head survey (None if it has none, or a message if it is damaged) and whether
     it is current."""
-    path = model_dir()
+    directory = ModelDir(model_dir())
     versions = tuple(
-        (path / name).stat().st_mtime if (path / name).exists() else 0.0
-        for name in (HEADS_FILE, MODEL_FILE)
+        file.stat().st_mtime if file.exists() else 0.0
+        for file in (directory.heads_file, directory.model_file)
     )
     try:
-        return _survey(str(path), versions)
+        return _survey(str(directory.path), versions)
     except CheckpointError as error:
         st.warning(f"The head survey beside the model is unreadable: {error}")
         return None, False
@@ -320,8 +319,8 @@ def translator() -> Translator:
         st.error(
             f"No usable model at `{path}`.\n\n{error}\n\n"
             f"The shipped model lives in `pretrained/en-de-fr/`; to use another, set the "
-            f"environment variable `{MODEL_ENV}` to its directory (model.pt, spm.model, card.json) "
-            "and restart the app."
+            f"environment variable `{MODEL_ENV}` to its directory ({MODEL_FILE}, {TOKENIZER_FILE}, "
+            f"{CARD_FILE}) and restart the app."
         )
         st.stop()
 

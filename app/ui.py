@@ -21,7 +21,8 @@ from app.display import piece_text
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import LANGUAGES, CheckpointError, InputError
 from core.labelled_attention import PREDICTS, LabelledAttention
-from core.snapshots import SnapshotView, list_snapshots
+from core.model_dir import ModelDir
+from core.snapshots import SnapshotView
 
 # The banner's text, English and translation each: about four lines of a half-width column on a
 # laptop, so that every page's title stays near the top (the sidebar holds the whole text).
@@ -189,7 +190,7 @@ def chart(
     selected points as Streamlit reports them (dicts with curve_number, point_index, x, y,
     customdata, ...; an empty list when a click deselects)."""
     s = settings()
-    slides.add_caption(fig, caption or sentence_caption())
+    slides.add_caption(fig, caption or sentence_caption(), compact=s.present)
     height = "content"
     if s.present:
         st.html(presentation.fit(fig, name))
@@ -347,7 +348,7 @@ def step_through(key: str, options: Sequence, delta: int) -> None:
 def snapshot_picker() -> SnapshotView | None:
     """For a model with snapshots, a training-step slider (the same one, in the URL, as on the
     Training dynamics page): None at the final step, else that snapshot on the sentence."""
-    found = list_snapshots(state.model_dir())
+    found = ModelDir(state.model_dir()).snapshots()
     if not found:
         return None
     steps = [snapshot.step for snapshot in found]

@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 
 from core import DEFAULT_MODEL, ModelConfig, Tokenizer, Transformer, Translator
-from core.checkpoint import write_model_dir
+from core.model_dir import ModelDir
 from support.tiny_corpus import tiny_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +74,7 @@ def random_model(root: Path) -> Path:
         vocab_size=400, d_model=128, n_heads=8, d_ff=512, max_len=128, norm_first=True
     )
     torch.manual_seed(0)
-    return write_model_dir(root / "model", Transformer(config), tokenizer.model_file)
+    return ModelDir(root / "model").write(Transformer(config), tokenizer.model_file).path
 
 
 def median_time(action: Callable[[], object], repeat: int) -> float:

@@ -147,15 +147,15 @@ def tiny_model_dir(directory: Path) -> Path:
     import torch
 
     from benchmarks.latency import MODELS
-    from core.checkpoint import write_model_dir
     from core.model import ModelConfig, Transformer
+    from core.model_dir import ModelDir
     from core.tokenizer import Tokenizer
     from support.tiny_corpus import tiny_corpus
 
     config = ModelConfig(**MODELS["tiny"], max_len=96)
     tokenizer = Tokenizer.train(tiny_corpus(), directory / "spm", config.vocab_size)
     torch.manual_seed(0)
-    return write_model_dir(directory / "model", Transformer(config), tokenizer.model_file, {})
+    return ModelDir(directory / "model").write(Transformer(config), tokenizer.model_file).path
 
 
 def main(argv: list[str] | None = None) -> None:

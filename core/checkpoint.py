@@ -1,10 +1,8 @@
 """Model files: written atomically, read with ``torch.load(weights_only=True)``.
 
-A model directory holds
+A model file (a model directory's model.pt and snapshots, see core/model_dir.py) is
 
-    model.pt     {"format", "config": dict, "state_dict": float16 tensors, "metadata": dict}
-    spm.model    the SentencePiece vocabulary
-    card.json    the model card, machine-readable (card.md beside it for people)
+    {"format": "attention-lab/1", "config": dict, "state_dict": float16 tensors, "metadata": dict}
 
 Nothing pickled beyond tensors and plain containers, so loading a file cannot run code.
 """
@@ -12,9 +10,7 @@ Nothing pickled beyond tensors and plain containers, so loading a file cannot ru
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -25,9 +21,6 @@ import torch
 from core.model import ModelConfig, Transformer
 
 FORMAT = "attention-lab/1"
-MODEL_FILE = "model.pt"
-TOKENIZER_FILE = "spm.model"
-CARD_FILE = "card.json"
 TEMPORARY_SUFFIX = ".tmp"  # atomic_save writes .<name>.<random>.tmp, then renames it
 
 # Ranges of a model file's config, checked before a single weight is allocated: generous for any
@@ -70,6 +63,11 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_text_atomically(path: str | Path, text: str) -> None:
+    """``text`` as UTF-8, through :func:`atomic_write`."""
+    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def atomic_save(obj: Any, path: str | Path) -> None:
@@ -174,31 +172,3 @@ def allocated_numbers(config: ModelConfig) -> int:
         + config.n_decoder_layers * decoder_layer
         + final_norms
     )
-
-
-def read_card(path: str | Path) -> dict:
-    """card.json as a dict; {} when there is none. A card that is not a UTF-8 JSON object is a
-    CheckpointError naming the file."""
-    path = Path(path)
-    if not path.exists():
-        return {}
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as error:  # ValueError: bad UTF-8 or JSON
-        raise CheckpointError(f"{path}: not a readable JSON model card ({error})") from error
-    if not isinstance(card, dict):
-        raise CheckpointError(f"{path}: the model card is a {type(card).__name__}, not an object")
-    return card
-
-
-def write_model_dir(
-    path: str | Path, model: Transformer, tokenizer_file: str | Path, card: dict | None = None
-) -> Path:
-    """Write a loadable model directory: model.pt, spm.model and card.json."""
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    save_model(model, path / MODEL_FILE)
-    if Path(tokenizer_file).resolve() != (path / TOKENIZER_FILE).resolve():
-        shutil.copyfile(tokenizer_file, path / TOKENIZER_FILE)
-    (path / CARD_FILE).write_text(json.dumps(card or {}, indent=2, ensure_ascii=False) + "\n")
-    return path

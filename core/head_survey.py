@@ -33,9 +33,10 @@ The file (JSON, written atomically)::
                              "by_target": {"de": {"bleu": ..., "chrf": ...}, "fr": {...}}}, ...],
                  "bleu_signature": "nrefs:1|case:mixed|...", "chrf_signature": "..."}}
 
-Reading follows the model card's convention (:func:`core.checkpoint.read_card`): no file is
-None, a file that is not UTF-8 JSON of this shape is a :class:`core.checkpoint.CheckpointError`
-naming it. :func:`is_current` tells whether it was computed on the model.pt now beside it.
+Reading follows the model card's convention (:meth:`core.model_dir.ModelDir.read_card`): no file
+is None, a file that is not UTF-8 JSON of this shape is a :class:`core.checkpoint.CheckpointError`
+naming it. :meth:`core.model_dir.ModelDir.is_current` tells whether it was computed on the
+model.pt now beside it.
 """
 
 from __future__ import annotations
@@ -58,12 +59,12 @@ from core.ablation import (
     head_importance,
     intervened_translator,
 )
-from core.checkpoint import MODEL_FILE, CheckpointError, atomic_write
+from core.checkpoint import CheckpointError, write_text_atomically
 from core.head_statistics import mean_over_sentences
+from core.model_dir import ModelDir
 from core.scoring import score_translations
 from core.translator import InputError, Translator
 
-HEADS_FILE = "heads.json"
 FORMAT = "attention-lab/heads/1"
 # Points of the pruning curve, as shares of all heads: 0, 6, 12, 24, 48, 72, 96, 120, 144 of 144.
 PRUNING_FRACTIONS = (0, 1 / 24, 1 / 12, 1 / 6, 1 / 3, 1 / 2, 2 / 3, 5 / 6, 1)
@@ -116,15 +117,6 @@ class HeadSurvey:
     def heads_off(self, point: PruningPoint) -> list[Head]:
         """The heads switched off at ``point``: the first ``point.heads_off`` of the order."""
         return self.pruning_order[: point.heads_off]
-
-
-def file_sha256(path: str | Path) -> str:
-    """The sha256 of a file's bytes, as 64 hex digits."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def sample_sha256(pairs: Sequence[SamplePair]) -> str:
@@ -258,10 +250,11 @@ def survey(
 ) -> HeadSurvey:
     """Survey every head of ``translator`` on ``pairs`` (see the module docstring).
 
-    ``model_sha256`` is :func:`file_sha256` of the model.pt the translator was loaded from;
-    ``heads_off`` the points of the pruning curve (default :func:`pruning_counts`); ``progress``
-    is called :func:`work_units` times. Cost: per sentence one beam search, one traced pass and
-    three batched importance passes, then one beam search per sentence per other point.
+    ``model_sha256`` is :meth:`core.model_dir.ModelDir.model_sha256` of the directory the
+    translator was loaded from; ``heads_off`` the points of the pruning curve (default
+    :func:`pruning_counts`); ``progress`` is called :func:`work_units` times. Cost: per sentence
+    one beam search, one traced pass and three batched importance passes, then one beam search
+    per sentence per other point.
     """
     if not pairs:
         raise InputError("The sample has no sentences.")
@@ -341,7 +334,7 @@ _SCALARS = {
 def save_survey(path: str | Path, survey: HeadSurvey) -> None:
     """Write heads.json atomically (:func:`core.checkpoint.atomic_write`)."""
     text = json.dumps(survey_to_json(survey), indent=1, ensure_ascii=False) + "\n"
-    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
+    write_text_atomically(path, text)
 
 
 def _matrix(values: object) -> np.ndarray:
@@ -432,8 +425,8 @@ def survey_from_json(obj: object) -> HeadSurvey:
 
 def read_survey(path: str | Path) -> HeadSurvey | None:
     """A heads.json file; None when there is none. A file that is not UTF-8 JSON of the shape
-    of :func:`survey_to_json` is a CheckpointError naming it (as :func:`core.checkpoint.read_card`
-    treats card.json)."""
+    of :func:`survey_to_json` is a CheckpointError naming it (as
+    :meth:`core.model_dir.ModelDir.read_card` treats card.json)."""
     path = Path(path)
     if not path.exists():
         return None
@@ -445,13 +438,7 @@ def read_survey(path: str | Path) -> HeadSurvey | None:
 
 
 def load_survey(model_dir: str | Path) -> HeadSurvey | None:
-    """The head survey stored beside a model, ``<model_dir>/heads.json``; None when there is none
-    (see :func:`read_survey` for a damaged file)."""
-    return read_survey(Path(model_dir) / HEADS_FILE)
-
-
-def is_current(survey: HeadSurvey, model_dir: str | Path) -> bool:
-    """Whether ``survey`` was computed on the model.pt now in ``model_dir`` (same sha256); False
-    when the model changed since, or has no model.pt: then re-run the command."""
-    model_file = Path(model_dir) / MODEL_FILE
-    return model_file.is_file() and file_sha256(model_file) == survey.model_sha256
+    """The head survey stored beside a model (ModelDir.heads_file); None when there is none (see
+    :func:`read_survey` for a damaged file). Whether it still describes the model there:
+    ``ModelDir(model_dir).is_current(survey.model_sha256)``."""
+    return read_survey(ModelDir(model_dir).heads_file)

@@ -1,14 +1,17 @@
 """metrics.jsonl, a training run's log: one JSON object per line, each with the ``step`` it was
 recorded at. The trainer appends to it, the model card summarises it, the app plots it.
 
-A run killed while writing leaves a truncated last line; reading skips any line that is not a
-JSON object, so such a log stays readable and a resumed run can go on from it.
+A run killed while appending leaves a truncated last line; reading skips any line that is not a
+JSON object, so such a log stays readable and a resumed run can go on from it. Replacing the whole
+log is atomic (core.checkpoint.atomic_write). Where the log lives: core/model_dir.py.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from core.checkpoint import write_text_atomically
 
 
 def read_metrics(path: str | Path) -> list[dict]:
@@ -40,7 +43,5 @@ def truncate_metrics(path: str | Path, last_step: int) -> None:
 
 
 def write_metrics(path: str | Path, records: list[dict]) -> None:
-    """Replace the log by ``records``, one per line."""
-    Path(path).write_text(
-        "".join(json.dumps(record) + "\n" for record in records), encoding="utf-8"
-    )
+    """Replace the log by ``records``, one per line, atomically."""
+    write_text_atomically(path, "".join(json.dumps(record) + "\n" for record in records))

@@ -1,10 +1,10 @@
 """Watching attention being learned: the model at earlier steps of its training.
 
-A model directory keeps float16 copies of the model at log-spaced training steps,
-``snapshots/step_0000100.pt`` ..., beside the final ``model.pt``, and ``metrics.jsonl``, its
-training log, on the same step axis (the trainer writes them, see train/lineage.py). Here each
-snapshot translates the user's sentence, and, so that every step's map has the same rows and
-columns, also reads the final model's translation by teacher forcing (Translator.inspect).
+A model directory keeps float16 copies of the model at log-spaced training steps beside the
+final model, and its training log on the same step axis (core/model_dir.py lists them; the
+trainer writes them, see train/lineage.py). Here each snapshot translates the user's sentence,
+and, so that every step's map has the same rows and columns, also reads the final model's
+translation by teacher forcing (Translator.inspect).
 """
 
 from __future__ import annotations
@@ -14,45 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from core.checkpoint import CARD_FILE, MODEL_FILE, read_card
 from core.head_statistics import confidence, diagonality, entropy
-from core.metrics_log import read_metrics
+from core.model_dir import ModelDir, Snapshot
 from core.translator import Translation, Translator
-
-SNAPSHOT_DIR = "snapshots"
-METRICS_FILE = "metrics.jsonl"
-
-
-def snapshot_name(step: int) -> str:
-    """The file of the snapshot at ``step``, inside snapshots/."""
-    return f"step_{step:07d}.pt"
-
-
-def snapshot_step(path: Path) -> int:
-    """The training step a snapshot file holds, from its name."""
-    return int(path.stem.split("_")[1])
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The model after ``step`` training steps, in the file ``weights`` of its directory."""
-
-    step: int
-    weights: str
-
-
-def list_snapshots(model_dir: str | Path) -> list[Snapshot]:
-    """The snapshots of a model directory, oldest first, ending with the final model.pt at the
-    step its card gives; [] when the directory keeps no snapshots."""
-    model_dir = Path(model_dir)
-    files = sorted((model_dir / SNAPSHOT_DIR).glob("step_*.pt"), key=snapshot_step)
-    if not files:
-        return []
-    found = [Snapshot(snapshot_step(path), f"{SNAPSHOT_DIR}/{path.name}") for path in files]
-    final_step = read_card(model_dir / CARD_FILE).get("training", {}).get("steps")
-    if not isinstance(final_step, int) or final_step <= found[-1].step:
-        final_step = found[-1].step + 1  # a card without a step count still orders model.pt last
-    return [*found, Snapshot(final_step, MODEL_FILE)]
 
 
 def load_snapshot(model_dir: str | Path, snapshot: Snapshot) -> Translator:
@@ -71,7 +35,7 @@ class TrainingRecord:
 
 
 def training_record(model_dir: str | Path, step: int) -> TrainingRecord:
-    records = read_metrics(Path(model_dir) / METRICS_FILE)
+    records = ModelDir(model_dir).read_metrics()
     losses = [r for r in records if "train_loss" in r and r["step"] <= step]
     validations = [r for r in records if "val_loss" in r and r["step"] == step]
     return TrainingRecord(

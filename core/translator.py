@@ -28,16 +28,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from core.checkpoint import (
-    CARD_FILE,
-    MODEL_FILE,
-    TOKENIZER_FILE,
-    CheckpointError,
-    load_model,
-    read_card,
-)
 from core.decoding import BeamStep, Hypothesis, batch_beam_search, beam_search, greedy_decode
 from core.engine import Engine
+from core.errors import InputError
 from core.labelled_attention import (
     AttentionSet,
     LabelledAttention,
@@ -46,6 +39,7 @@ from core.labelled_attention import (
     traced_attention,
 )
 from core.model import Intermediates, Transformer
+from core.model_dir import MODEL_FILE, open_model_dir
 from core.tokenizer import BOS_ID, EOS_ID, LANGUAGES, PAD_ID, Tokenizer, normalize_text
 
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
@@ -61,11 +55,6 @@ BATCH_TOKENS = 4096
 # 30-piece sentence. Beyond 16, beam search rarely changes a translation (the app offers 1-8).
 MAX_BEAM_SIZE = 16
 MAX_LENGTH_PENALTY = 5.0  # alpha; Wu et al. 2016 tuned it in 0.6..1.0
-
-
-class InputError(ValueError):
-    """Text that cannot be translated, or decoding settings that cannot be used; the message is
-    meant for the person who typed them."""
 
 
 def check_text(text: object) -> None:
@@ -179,30 +168,12 @@ class Translator:
         weights: str = MODEL_FILE,
         fast: bool = True,
     ) -> Translator:
-        """Load a model directory (model.pt, spm.model, card.json); default: the shipped model.
-        ``weights`` names another model file of the directory, such as a snapshot
-        (snapshots/step_0001000.pt), read with the directory's vocabulary and card; ``fast``: see
-        :class:`Translator`."""
-        path = Path(path) if path is not None else DEFAULT_MODEL
-        if not path.is_dir():
-            raise CheckpointError(f"{path}: no such model directory")
-        model, _ = load_model(path / weights, device)
-        tokenizer_file = path / TOKENIZER_FILE
-        if not tokenizer_file.is_file():
-            raise CheckpointError(f"{tokenizer_file}: no such file")
-        try:
-            tokenizer = Tokenizer(tokenizer_file)
-        except (OSError, RuntimeError, ValueError) as error:
-            raise CheckpointError(
-                f"{tokenizer_file}: not a usable SentencePiece model ({error})"
-            ) from error
-        if len(tokenizer) != model.config.vocab_size:
-            raise CheckpointError(
-                f"{tokenizer_file}: {len(tokenizer)} pieces, "
-                f"the model expects {model.config.vocab_size}"
-            )
-        card = read_card(path / CARD_FILE)
-        return cls(model, tokenizer, card, fast)
+        """Load a model directory (core/model_dir.py); default: the shipped model. ``weights``
+        names another model file of the directory, such as a snapshot (Snapshot.weights), read
+        with the directory's vocabulary and card; ``fast``: see :class:`Translator`. A folder
+        that is no model directory is a core.model_dir.NotAModelDir (an InputError)."""
+        directory = open_model_dir(DEFAULT_MODEL if path is None else path)
+        return cls(*directory.load(weights, device), fast)
 
     @property
     def max_source_tokens(self) -> int:

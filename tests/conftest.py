@@ -12,10 +12,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from core.checkpoint import save_model, write_model_dir
-from core.metrics_log import write_metrics
 from core.model import ModelConfig, Transformer
-from core.snapshots import snapshot_name
+from core.model_dir import ModelDir
 from core.tokenizer import EOS_ID, Tokenizer
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
@@ -41,7 +39,7 @@ def tiny_model_dir(tmp_path_factory):
     tokenizer = Tokenizer.train(tiny_corpus(), root / "spm", vocab_size=TINY.vocab_size)
     torch.manual_seed(0)
     model = Transformer(TINY)
-    return write_model_dir(root / "model", model, tokenizer.model_file, {"name": "tiny-random"})
+    return ModelDir(root / "model").write(model, tokenizer.model_file, {"name": "tiny-random"}).path
 
 
 EARLY_STEPS = (5, 20)  # the snapshots of history_dir
@@ -52,18 +50,16 @@ FINAL_STEP = 40
 def history_dir(tiny_model_dir, tmp_path_factory):
     """The tiny model with a training history: two earlier (random) snapshots, a card giving its
     step count and a training log, as the Training dynamics page reads them."""
-    model_dir = tmp_path_factory.mktemp("history") / "model"
-    shutil.copytree(tiny_model_dir, model_dir)
-    (model_dir / "snapshots").mkdir()
+    model_dir = ModelDir(tmp_path_factory.mktemp("history") / "model")
+    shutil.copytree(tiny_model_dir, model_dir.path)
     for seed, step in enumerate(EARLY_STEPS, start=1):
         torch.manual_seed(seed)
-        save_model(Transformer(TINY), model_dir / "snapshots" / snapshot_name(step), {"step": step})
-    card = json.loads((model_dir / "card.json").read_text())
-    (model_dir / "card.json").write_text(json.dumps({**card, "training": {"steps": FINAL_STEP}}))
+        model_dir.save_snapshot(Transformer(TINY), step, train_seconds=0.0)
+    model_dir.write_card({**model_dir.read_card(), "training": {"steps": FINAL_STEP}})
     log = [{"step": step, "train_loss": 9.0 - step / 10} for step in range(5, FINAL_STEP + 1, 5)]
     validation = {"step": 20, "val_loss": 3.5, "val_bleu_de": 12.5}
-    write_metrics(model_dir / "metrics.jsonl", [*log, validation])
-    return model_dir
+    model_dir.write_metrics([*log, validation])
+    return model_dir.path
 
 
 @pytest.fixture(scope="session")

@@ -16,13 +16,10 @@ import argparse
 import itertools
 import json
 import math
-import shutil
 import sys
 from pathlib import Path
 
-from core.checkpoint import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
-from core.metrics_log import read_metrics
-from core.snapshots import SNAPSHOT_DIR, list_snapshots
+from core.model_dir import ModelDir, RunDir
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import (
@@ -430,12 +427,13 @@ def data_section(card: dict) -> list[str]:
 def training_summary(run: Path) -> dict:
     """The run's own record (the trainer's card.json), its recipe, throughput, MFU and the
     validation curve from metrics.jsonl."""
-    training = json.loads((run / "model" / CARD_FILE).read_text()).get("training", {})
+    model_dir = RunDir(run).model_dir
+    training = model_dir.read_card().get("training", {})
     config = training.pop("train_config", {})
     recipe_keys = ["warmup", "lr_scale", "max_tokens", "label_smoothing", "dropout", "dtype"]
     recipe_keys += ["average_last", "mixture", *AUGMENTATION_KEYS, "subword_sides"]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
-    metrics = read_metrics(run / "model" / "metrics.jsonl")  # the whole history, see lineage.py
+    metrics = model_dir.read_metrics()  # the whole history, see lineage.py
     tokens, seconds = tokens_seen(metrics)
     if seconds:
         training["tokens_per_second"] = round(tokens / seconds)
@@ -518,36 +516,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    model_dir = args.run / "model"
-    translator = Translator.load(model_dir)
+    model_dir = RunDir(args.run).model_dir
+    translator = Translator.load(model_dir.path)
     scores = score_sets(translator, args.data_dir, args.beam_size, args.limit, args.valid_sentences)
     training = training_summary(args.run)
     add_utilisation(training, translator.model.num_parameters(), args.threads)
     name = (args.export or args.run).name
     card = build_card(translator, training, scores, name)
-    earlier = list_snapshots(model_dir)[:-1]  # the last is the final model.pt
+    earlier = model_dir.snapshots()[:-1]  # the last is the final model
     card["snapshots"] = [{"file": snapshot.weights, "step": snapshot.step} for snapshot in earlier]
     card["notes"] = args.notes.read_text() if args.notes else ""
     write_card(model_dir, card)
     if args.export:
-        ship(model_dir, args.export)
-    print(f"wrote {args.export or model_dir}")
+        model_dir.copy_to(ModelDir(args.export))  # the run's model, snapshots included
+    print(f"wrote {args.export or model_dir.path}")
     return 0
 
 
-def write_card(model_dir: Path, card: dict) -> None:
-    (model_dir / CARD_FILE).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
-    (model_dir / "card.md").write_text(card_markdown(card))
-
-
-def ship(model_dir: Path, export: Path) -> None:
-    """Replace the model directory ``export`` by the run's model, snapshots included."""
-    export.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(export / SNAPSHOT_DIR, ignore_errors=True)
-    for name in (MODEL_FILE, TOKENIZER_FILE, "metrics.jsonl", CARD_FILE, "card.md"):
-        shutil.copyfile(model_dir / name, export / name)
-    if (model_dir / SNAPSHOT_DIR).is_dir():
-        shutil.copytree(model_dir / SNAPSHOT_DIR, export / SNAPSHOT_DIR)
+def write_card(model_dir: ModelDir, card: dict) -> None:
+    """The card for programs and for people."""
+    model_dir.write_card(card, card_markdown(card))
 
 
 if __name__ == "__main__":

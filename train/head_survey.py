@@ -23,20 +23,19 @@ import torch
 from tqdm import tqdm
 
 from core.ablation import all_heads
-from core.checkpoint import MODEL_FILE, CheckpointError
+from core.checkpoint import CheckpointError
 from core.cli import finite_float, positive_int, whole_number
 from core.head_survey import (
     BEAM_SIZE,
-    HEADS_FILE,
     LENGTH_PENALTY,
     SamplePair,
     check_counts,
-    file_sha256,
     pruning_counts,
     save_survey,
     survey,
     work_units,
 )
+from core.model_dir import HEADS_FILE, ModelDir, open_model_dir
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, InputError, Translator, check_decoding
 from train.data import CorpusError, default_data_dir, load_corpus
@@ -136,7 +135,7 @@ def resolve_defaults(args: argparse.Namespace, total_heads: int) -> None:
     if args.sentences is None:
         args.sentences = DRY_RUN_SENTENCES if args.dry_run else 200
     if args.output is None:
-        args.output = DRY_RUN_OUTPUT if args.dry_run else args.model / HEADS_FILE
+        args.output = DRY_RUN_OUTPUT if args.dry_run else ModelDir(args.model).heads_file
     if args.heads_off is None:
         dry = [0, total_heads // 2, total_heads]
         args.heads_off = dry if args.dry_run else pruning_counts(total_heads)
@@ -153,10 +152,7 @@ def check_writable(path: Path) -> None:
 def prepare(args: argparse.Namespace) -> tuple[Translator, str, list[SamplePair], str]:
     """Load the model (its sha256 first), check the flags, read the sample."""
     check_decoding(args.beam_size, args.length_penalty)
-    model_file = args.model / MODEL_FILE
-    if not model_file.is_file():
-        raise CheckpointError(f"{model_file}: no such file")
-    sha256 = file_sha256(model_file)
+    sha256 = open_model_dir(args.model).model_sha256()
     translator = Translator.load(args.model)
     resolve_defaults(args, len(all_heads(translator)))
     check_writable(args.output)

@@ -11,13 +11,11 @@ training seconds counted on from there. One step axis from the first update to t
 from __future__ import annotations
 
 import math
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.checkpoint import MODEL_FILE, load_model, save_model
-from core.metrics_log import read_metrics, write_metrics
-from core.snapshots import METRICS_FILE, SNAPSHOT_DIR, snapshot_name, snapshot_step
+from core.checkpoint import load_model
+from core.model_dir import ModelDir, RunDir, copy_atomically, file_step
 
 # A float16 snapshot of the shipped shape is 15.6 MB: five of them and the final model keep
 # pretrained/ under its 100 MB budget.
@@ -28,42 +26,35 @@ MAX_SNAPSHOTS = 5
 class Origin:
     """Where a continued run began: the earlier model directory, its steps and training seconds."""
 
-    model_dir: Path
+    model_dir: ModelDir
     steps: int
     seconds: float
 
 
-def ship_history(run_dir: Path, model_dir: Path, origin: Origin | None) -> None:
-    """Write ``model_dir``'s metrics.jsonl and snapshots/ for the run in ``run_dir``."""
-    shutil.rmtree(model_dir / SNAPSHOT_DIR, ignore_errors=True)  # an earlier export's may differ
-    (model_dir / SNAPSHOT_DIR).mkdir(parents=True)
-    records = read_metrics(run_dir / METRICS_FILE)
+def ship_history(run_dir: RunDir, model_dir: ModelDir, origin: Origin | None) -> None:
+    """Write ``model_dir``'s training log and snapshots for the run in ``run_dir``. Without
+    snapshots there is no snapshots/ folder: the app shows its one-line note."""
+    model_dir.remove_snapshots()  # an earlier export's may differ
+    records = run_dir.read_metrics()
     if origin is not None:
-        records = read_metrics(origin.model_dir / METRICS_FILE) + [
-            shifted(record, origin) for record in records
-        ]
-        for earlier in sorted((origin.model_dir / SNAPSHOT_DIR).glob("step_*.pt")):
-            shutil.copyfile(earlier, model_dir / SNAPSHOT_DIR / earlier.name)
+        records = origin.model_dir.read_metrics() + [shifted(record, origin) for record in records]
+        for earlier in origin.model_dir.snapshot_files():
+            copy_atomically(earlier, model_dir.snapshot_file(file_step(earlier)))
         start = origin.steps, origin.seconds
-        copy_snapshot(origin.model_dir / MODEL_FILE, model_dir / SNAPSHOT_DIR, *start)
-    write_metrics(model_dir / METRICS_FILE, records)
-    for own in sorted((run_dir / SNAPSHOT_DIR).glob("step_*.pt")):
+        copy_snapshot(origin.model_dir.model_file, model_dir, *start)
+    model_dir.write_metrics(records)
+    for own in run_dir.snapshot_files():
         steps, seconds = (0, 0.0) if origin is None else (origin.steps, origin.seconds)
         _, metadata = load_model(own)
         copy_snapshot(
-            own,
-            model_dir / SNAPSHOT_DIR,
-            snapshot_step(own) + steps,
-            metadata.get("train_seconds", 0.0) + seconds,
+            own, model_dir, file_step(own) + steps, metadata.get("train_seconds", 0.0) + seconds
         )
-    for redundant in set(snapshot_steps(model_dir)) - set(log_spaced(snapshot_steps(model_dir))):
-        (model_dir / SNAPSHOT_DIR / snapshot_name(redundant)).unlink()
-    if not snapshot_steps(model_dir):
-        (model_dir / SNAPSHOT_DIR).rmdir()  # no snapshots: the app shows its one-line note
+    steps = snapshot_steps(model_dir)
+    model_dir.remove_snapshots(set(steps) - set(log_spaced(steps)))
 
 
-def snapshot_steps(model_dir: Path) -> list[int]:
-    return sorted(snapshot_step(path) for path in (model_dir / SNAPSHOT_DIR).glob("step_*.pt"))
+def snapshot_steps(model_dir: ModelDir) -> list[int]:
+    return [file_step(path) for path in model_dir.snapshot_files()]
 
 
 def log_spaced(steps: list[int], keep: int = MAX_SNAPSHOTS) -> list[int]:
@@ -85,7 +76,7 @@ def shifted(record: dict, origin: Origin) -> dict:
     return record
 
 
-def copy_snapshot(source: Path, folder: Path, step: int, seconds: float) -> None:
-    """The model file ``source`` as the snapshot of ``step`` (float16, as save_model stores it)."""
+def copy_snapshot(source: Path, model_dir: ModelDir, step: int, seconds: float) -> None:
+    """The model file ``source`` as ``model_dir``'s snapshot of ``step``."""
     model, _ = load_model(source)
-    save_model(model, folder / snapshot_name(step), {"step": step, "train_seconds": seconds})
+    model_dir.save_snapshot(model, step, seconds)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
-import shutil
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -22,22 +21,15 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from core.checkpoint import (
-    CARD_FILE,
-    MODEL_FILE,
-    TOKENIZER_FILE,
     CheckpointError,
     atomic_save,
     interrupted_writes,
-    load_model,
-    read_card,
     safe_load,
     save_model,
-    write_model_dir,
 )
-from core.metrics_log import append_metrics, read_metrics, truncate_metrics
 from core.model import ModelConfig, Transformer
+from core.model_dir import RunDir, copy_atomically, open_model_dir
 from core.scoring import score_translations
-from core.snapshots import SNAPSHOT_DIR, snapshot_name
 from core.tokenizer import PAD_ID, Tokenizer
 from core.translator import Translator
 from train.augment import Augmentation, epoch_examples
@@ -110,18 +102,14 @@ def continued_lr(step: int, d_model: int, config: TrainConfig, steps_before: int
 def prepare_tokenizer(config: TrainConfig, corpus: Corpus) -> Tokenizer:
     """Train the shared SentencePiece model on the training split once; reuse it on resume. A run
     continued from a trained model keeps that model's vocabulary."""
-    prefix = config.run_dir / "spm"
-    if config.init_from and not Path(f"{prefix}.model").is_file():
-        shutil.copyfile(Path(config.init_from) / TOKENIZER_FILE, f"{prefix}.model")
-    if Path(f"{prefix}.model").is_file():
-        return Tokenizer(f"{prefix}.model")
+    run = RunDir(config.run_dir)
+    if config.init_from and not run.tokenizer_file.is_file():
+        copy_atomically(open_model_dir(config.init_from).tokenizer_file, run.tokenizer_file)
+    if run.tokenizer_file.is_file():
+        return Tokenizer(run.tokenizer_file)
     texts = {e.source_text for e in corpus.train} | {e.target_text for e in corpus.train}
     # a set: the vocabulary is learnt from each sentence once, whatever the mixture's repeats
-    return Tokenizer.train(sorted(texts), prefix, config.vocab_size)
-
-
-def checkpoints(run_dir: Path) -> list[Path]:
-    return sorted((run_dir / "checkpoints").glob("step_*.pt"))
+    return Tokenizer.train(sorted(texts), run.tokenizer_prefix, config.vocab_size)
 
 
 def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:
@@ -156,13 +144,13 @@ class LogWindow:
 class Trainer:
     def __init__(self, config: TrainConfig) -> None:
         self.config = config
+        self.run_dir = RunDir(config.run_dir)
         self.dist = Distributed()
         self.device = self.dist.device
-        run = config.run_dir
         if self.dist.main:
             self.tidy_run_dir()
         self.dist.barrier()
-        run.mkdir(parents=True, exist_ok=True)
+        self.run_dir.path.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(config.seed)
         random.seed(config.seed)
 
@@ -176,7 +164,7 @@ class Trainer:
         if self.dist.main:
             self.tokenizer = prepare_tokenizer(config, self.corpus)
         self.dist.barrier()
-        self.tokenizer = Tokenizer(run / "spm.model")
+        self.tokenizer = Tokenizer(self.run_dir.tokenizer_file)
         self.model_config = config.model_config(len(self.tokenizer))
         self.initial_state, self.origin = None, None
         if config.init_from:
@@ -254,13 +242,9 @@ class Trainer:
         """--fresh: delete what an earlier run in this folder wrote, vocabulary included, so that
         changed flags such as --vocab-size take effect. Always: delete the temporary files of
         writes that a kill interrupted (nothing else writes here while this run starts)."""
-        run = self.config.run_dir
         if self.config.fresh:
-            for folder in ("checkpoints", "snapshots"):
-                shutil.rmtree(run / folder, ignore_errors=True)
-            for name in ("metrics.jsonl", "spm.model", "spm.vocab"):
-                (run / name).unlink(missing_ok=True)
-        for stale in interrupted_writes(run):
+            self.run_dir.remove_earlier_run()
+        for stale in interrupted_writes(self.run_dir.path):
             stale.unlink()
             self.log(f"removed {stale}, left by an interrupted write")
 
@@ -273,13 +257,13 @@ class Trainer:
     def initial_model(self) -> tuple[ModelConfig, dict, Origin]:
         """--init-from DIR: that model's architecture, weights, training steps and seconds. The
         flags' architecture is ignored (the weights fix it); the flags' dropout applies."""
-        model_dir = Path(self.config.init_from)
-        model, _ = load_model(model_dir / MODEL_FILE)
-        training = read_card(model_dir / CARD_FILE).get("training", {})
+        model_dir = open_model_dir(self.config.init_from)
+        model, _ = model_dir.load_model()
+        training = model_dir.read_card().get("training", {})
         origin = Origin(model_dir, int(training.get("steps", 0)), training.get("seconds", 0.0))
         model_config = dataclasses.replace(model.config, dropout=self.config.dropout)
         self.log(
-            f"initialised from {model_dir} ({origin.steps} steps before; "
+            f"initialised from {model_dir.path} ({origin.steps} steps before; "
             f"d_model {model_config.d_model}, vocabulary {model_config.vocab_size})"
         )
         return model_config, model.state_dict(), origin
@@ -290,7 +274,6 @@ class Trainer:
         """All it takes to continue exactly: weights, optimizer, schedule, data position, RNG."""
         if not self.dist.main:
             return
-        path = self.config.run_dir / "checkpoints" / f"step_{self.step:07d}.pt"
         atomic_save(
             {
                 "model": self.model.state_dict(),
@@ -308,22 +291,19 @@ class Trainer:
                 "model_config": dataclasses.asdict(self.model_config),
                 "train_config": dataclasses.asdict(self.config),
             },
-            path,
+            self.run_dir.checkpoint_file(self.step),
         )
-        for old in checkpoints(self.config.run_dir)[: -self.config.keep_checkpoints]:
+        for old in self.run_dir.checkpoint_files()[: -self.config.keep_checkpoints]:
             old.unlink()
 
     def snapshot_steps(self) -> set[int]:
         return {int(step) for step in self.config.snapshot_steps.split(",") if step.strip()}
 
-    def snapshot_path(self) -> Path:
-        return self.config.run_dir / SNAPSHOT_DIR / snapshot_name(self.step)
-
     def save_snapshot(self) -> None:
         """A float16 copy of the model at this step, for watching attention being learned."""
         if self.dist.main:
             metadata = {"step": self.step, "train_seconds": self.train_seconds}
-            save_model(self.model, self.snapshot_path(), metadata)
+            save_model(self.model, self.run_dir.snapshot_file(self.step), metadata)
 
     def resume(self) -> None:
         """Continue from the newest readable checkpoint, if there is one."""
@@ -345,7 +325,7 @@ class Trainer:
     def newest_readable_checkpoint(self) -> tuple[Path, dict] | None:
         """(path, contents) of the newest checkpoint that loads; a damaged one is skipped with a
         warning. None when there is no checkpoint; an error when none of them loads."""
-        found = checkpoints(self.config.run_dir)
+        found = self.run_dir.checkpoint_files()
         for path in reversed(found):
             try:
                 return path, safe_load(path)
@@ -377,19 +357,20 @@ class Trainer:
         and the validation that follow a checkpoint in the training loop."""
         if self.step == 0:
             return
-        if self.step in self.snapshot_steps() and not self.snapshot_path().exists():
+        snapshot = self.run_dir.snapshot_file(self.step)
+        if self.step in self.snapshot_steps() and not snapshot.exists():
             self.save_snapshot()
         if self.step % self.config.eval_every == 0 and not self.validated_at(self.step):
             self.validate(self.model)
 
     def validated_at(self, step: int) -> bool:
-        records = read_metrics(self.config.run_dir / "metrics.jsonl")
+        records = self.run_dir.read_metrics()
         return any(r["step"] == step and "val_loss" in r for r in records)
 
     def forget_metrics_after(self, step: int) -> None:
         """Drop metrics lines a killed run wrote after its last checkpoint: they are redone."""
         if self.dist.main:
-            truncate_metrics(self.config.run_dir / "metrics.jsonl", step)
+            self.run_dir.truncate_metrics(step)
 
     # -- logging -------------------------------------------------------------------------------
 
@@ -400,7 +381,7 @@ class Trainer:
     def record(self, **metrics) -> None:
         """Append one line to metrics.jsonl (the app plots it)."""
         if self.dist.main:
-            append_metrics(self.config.run_dir / "metrics.jsonl", {"step": self.step, **metrics})
+            self.run_dir.append_metrics({"step": self.step, **metrics})
 
     # -- training ------------------------------------------------------------------------------
 
@@ -503,11 +484,8 @@ class Trainer:
                 self.epoch += 1
                 self.batch_in_epoch = 0
         progress.close()
-        if (
-            not checkpoints(config.run_dir)
-            or checkpoints(config.run_dir)[-1].name != f"step_{self.step:07d}.pt"
-        ):
-            self.save_checkpoint()
+        if self.run_dir.checkpoint_files()[-1:] != [self.run_dir.checkpoint_file(self.step)]:
+            self.save_checkpoint()  # the last step, unless the loop just saved it
         self.dist.barrier()
         final_dir = None
         if self.dist.main:
@@ -590,7 +568,7 @@ class Trainer:
 
     def export(self) -> Path:
         """Average the last checkpoints into the final model, validate it, write run/model/."""
-        paths = checkpoints(self.config.run_dir)[-self.config.average_last :]
+        paths = self.run_dir.checkpoint_files()[-self.config.average_last :]
         model = Transformer(self.model_config)
         model.load_state_dict(average_checkpoints(paths))
         model.to(self.device)
@@ -615,15 +593,14 @@ class Trainer:
             "validation": scores,
             "train_config": dataclasses.asdict(self.config),
         }
-        final = write_model_dir(
-            self.config.run_dir / "model",
+        final = self.run_dir.model_dir.write(
             model.cpu(),
             self.tokenizer.model_file,
-            {"name": self.config.run_dir.name, "training": training},
+            {"name": self.run_dir.path.name, "training": training},
         )
-        ship_history(self.config.run_dir, final, self.origin)
-        self.log(f"wrote {final}")
-        return final
+        ship_history(self.run_dir, final, self.origin)
+        self.log(f"wrote {final.path}")
+        return final.path
 
 
 def describe_hardware(device: torch.device, world_size: int) -> str:

@@ -16,11 +16,9 @@ sample) and the training minutes at which they were taken; the card gets them as
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from core.checkpoint import CARD_FILE, MODEL_FILE, load_model
-from core.metrics_log import read_metrics
+from core.model_dir import ModelDir, RunDir
 from train.card import minutes_at, tokens_seen, width_study_section, write_card
 
 FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")
@@ -29,9 +27,10 @@ FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")
 def study_run(run: Path) -> dict:
     """One run of the study: its width, parameters, mean training tokens/s, and its validation
     points with the training minutes at which each was taken."""
-    metrics = read_metrics(run / "metrics.jsonl")
-    model, _ = load_model(run / "model" / MODEL_FILE)
-    training = json.loads((run / "model" / CARD_FILE).read_text())["training"]
+    run_dir = RunDir(run)
+    metrics = run_dir.read_metrics()
+    model, _ = run_dir.model_dir.load_model()
+    training = run_dir.model_dir.read_card()["training"]
     tokens, seconds = tokens_seen(metrics)
     final = training["steps"], training["seconds"]
     return {
@@ -61,9 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         "--card", type=Path, required=True, help="model folder whose card gets the study"
     )
     args = parser.parse_args(argv)
-    card = json.loads((args.card / CARD_FILE).read_text())
+    model_dir = ModelDir(args.card)
+    card = model_dir.read_card()
     card["width_study"] = sorted((study_run(run) for run in args.runs), key=lambda r: r["d_model"])
-    write_card(args.card, card)
+    write_card(model_dir, card)
     print("\n".join(width_study_section(card["width_study"])))
     return 0
 

@@ -6,12 +6,14 @@ from app import state, ui
 from app.figures.training import training_curves
 from app.figures.training_log import card_facts, series, training_log
 from core import LANGUAGES
+from core.model_dir import METRICS_FILE, ModelDir
 
 st.title("Model")
 translator = state.translator()
 config = translator.model.config
 card = translator.card
 path = state.model_dir()
+directory = ModelDir(path)
 st.subheader(str(card.get("name") or path.name))
 if card.get("description"):
     st.text(str(card["description"]))
@@ -57,7 +59,7 @@ else:
     st.info("The model card reports no test scores.")
 
 st.header("Training curves")
-train, val = training_log(path / "metrics.jsonl")
+train, val = training_log(directory.metrics_file)
 scores = {}  # the log may hold per-language scores (val_bleu_de...) beside the averages
 for metric in ("BLEU", "chrF"):
     scores[metric] = series(val, f"val_{metric.lower()}")
@@ -74,9 +76,9 @@ panels = {title: lines for title, lines in panels.items() if lines}
 if panels:
     ui.chart(training_curves(panels), "training")
 else:
-    st.info("No training log (metrics.jsonl) next to this model.")
+    st.info(f"No training log ({METRICS_FILE}) next to this model.")
 
-card_md = path / "card.md"
-if card_md.is_file():
+card_text = directory.read_card_text()
+if card_text is not None:
     with st.expander("The full model card"):
-        st.markdown(card_md.read_text(errors="replace"))
+        st.markdown(card_text)

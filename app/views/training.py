@@ -7,7 +7,8 @@ from app import lectern, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
-from core.snapshots import head_dynamics, list_snapshots, training_record
+from core.model_dir import MODEL_FILE, SNAPSHOT_DIR, ModelDir
+from core.snapshots import head_dynamics, training_record
 
 PLAY_INTERVAL_S = 1.2  # seconds per snapshot while the training plays
 LOSS_HELP = "Label-smoothed cross-entropy per target token, from the training log at this step."
@@ -26,8 +27,8 @@ DYNAMICS_HELP = (
 
 st.title("Training dynamics: watch attention being learned")
 state.translator()  # says so if there is no model
-if not list_snapshots(state.model_dir()):
-    st.info("This model keeps no snapshots of its training (snapshots/ beside model.pt).")
+if not ModelDir(state.model_dir()).snapshots():
+    st.info(f"This model keeps no snapshots of its training ({SNAPSHOT_DIR}/ beside {MODEL_FILE}).")
     st.stop()
 analysis = state.analysis()
 views = state.snapshot_views()

@@ -10,10 +10,10 @@ from app import state
 from app.figures.heads import head_dashboard
 from core import DEFAULT_MODEL, Translator
 from core.ablation import Head, head_importance, intervened_translator
-from core.checkpoint import MODEL_FILE
 from core.head_focus import rank_heads
 from core.head_statistics import head_roles, head_statistics
-from core.head_survey import HEADS_FILE, SamplePair, file_sha256, load_survey, save_survey, survey
+from core.head_survey import SamplePair, load_survey, save_survey, survey
+from core.model_dir import ModelDir
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import MAIN, chart_specs, plotted
 
@@ -161,12 +161,12 @@ def test_head_importance_waits_for_its_button_then_is_kept_for_everyone(
 @pytest.fixture(scope="module")
 def surveyed_model_dir(tiny_model_dir, translator, tmp_path_factory):
     """The tiny model with a head survey (heads.json) of two sentences beside it."""
-    model_dir = tmp_path_factory.mktemp("surveyed") / "model"
-    shutil.copytree(tiny_model_dir, model_dir)
+    model_dir = ModelDir(tmp_path_factory.mktemp("surveyed") / "model")
+    shutil.copytree(tiny_model_dir, model_dir.path)
     pairs = [SamplePair("de", text, text) for text in tiny_corpus(2, seed=5)]
-    found = survey(translator, pairs, file_sha256(model_dir / MODEL_FILE), "two", heads_off=[24])
-    save_survey(model_dir / HEADS_FILE, found)
-    return model_dir
+    found = survey(translator, pairs, model_dir.model_sha256(), "two", heads_off=[24])
+    save_survey(model_dir.heads_file, found)
+    return model_dir.path
 
 
 @pytest.mark.slow

@@ -18,13 +18,10 @@ from streamlit.testing.v1 import AppTest
 
 from core import CheckpointError
 from core.ablation import KINDS, all_heads, head_importance, intervened_translator
-from core.checkpoint import MODEL_FILE, TEMPORARY_SUFFIX, load_model, save_model
+from core.checkpoint import TEMPORARY_SUFFIX, load_model, save_model
 from core.head_statistics import head_statistics
 from core.head_survey import (
-    HEADS_FILE,
     SamplePair,
-    file_sha256,
-    is_current,
     load_survey,
     pruning_counts,
     read_survey,
@@ -34,6 +31,7 @@ from core.head_survey import (
     work_units,
 )
 from core.model import Transformer
+from core.model_dir import HEADS_FILE, MODEL_FILE, ModelDir
 from core.scoring import score_translations
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import MAIN, TINY, chart_specs, plotted
@@ -76,7 +74,7 @@ def surveyed(translator, pairs, tiny_model_dir):
     result = survey(
         translator,
         pairs,
-        file_sha256(tiny_model_dir / MODEL_FILE),
+        ModelDir(tiny_model_dir).model_sha256(),
         "four made-up sentences",
         HEADS_OFF,
         BEAM,
@@ -200,12 +198,12 @@ def test_a_failed_write_keeps_the_previous_file(surveyed, tmp_path, monkeypatch)
 def test_is_current_turns_false_when_model_pt_changes(surveyed, tiny_model_dir, tmp_path):
     model_dir = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model_dir)
-    assert is_current(surveyed, model_dir)
+    assert ModelDir(model_dir).is_current(surveyed.model_sha256)
     torch.manual_seed(123)
     save_model(Transformer(TINY), model_dir / MODEL_FILE)  # retrained: same shape, new weights
-    assert not is_current(surveyed, model_dir)
+    assert not ModelDir(model_dir).is_current(surveyed.model_sha256)
     (model_dir / MODEL_FILE).unlink()
-    assert not is_current(surveyed, model_dir)
+    assert not ModelDir(model_dir).is_current(surveyed.model_sha256)
 
 
 def drop(path):
@@ -309,14 +307,14 @@ def test_the_dry_run_writes_a_loadable_survey_and_leaves_the_model_alone(
     written = read_survey(tmp_path / "work" / "runs" / "head-survey-dry-run" / HEADS_FILE)
     assert written.sentences == 4 and written.targets == {"de": 2, "fr": 2}
     assert [p.heads_off for p in written.pruning] == [0, 12, 24]
-    assert is_current(written, model_dir)
+    assert ModelDir(model_dir).is_current(written.model_sha256)
     assert not (model_dir / HEADS_FILE).exists()
 
 
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--model", "{tmp}/missing"], "no such file"),
+        (["--model", "{tmp}/missing"], "no such model directory"),
         (["--data-dir", "{tmp}/no-data"], "no validation pairs"),
         (["--heads-off", "0,99"], "between 0 and 24"),
         (["--beam-size", "40"], "beam_size must be between"),

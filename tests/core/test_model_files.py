@@ -1,4 +1,4 @@
-"""A damaged or hostile model directory is refused with a CheckpointError naming the file, before
+"""A damaged or hostile model file is refused with a CheckpointError naming the file, before
 any weight is allocated."""
 
 import dataclasses
@@ -13,7 +13,6 @@ from core.checkpoint import (
     allocated_numbers,
     atomic_save,
     load_model,
-    read_card,
 )
 from core.model import ModelConfig, Transformer
 from tests.conftest import TINY
@@ -73,26 +72,3 @@ def test_the_allocation_estimate_is_what_a_model_allocates(norm_first):
     model = Transformer(config)
     assert allocated_numbers(config) == model.num_parameters() + model.pe.numel()
     assert allocated_numbers(ModelConfig()) < MAX_NUMBERS  # the paper's base model loads
-
-
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        (b'{"name": ', "not a readable JSON model card"),
-        (b'{"name": "\xff"}', "not a readable JSON model card"),
-        (b'["a", "list"]', "the model card is a list, not an object"),
-        (b"[" * 100_000, "not a readable JSON model card"),
-    ],
-    ids=["truncated", "invalid-utf8", "list", "nested-too-deep"],
-)
-def test_a_card_that_is_not_a_json_object_is_refused(tmp_path, content, message):
-    card = tmp_path / "card.json"
-    card.write_bytes(content)
-    with pytest.raises(CheckpointError, match=f"^{card}: {message}"):
-        read_card(card)
-
-
-def test_a_missing_card_is_empty_and_a_good_one_is_read(tmp_path):
-    assert read_card(tmp_path / "card.json") == {}
-    (tmp_path / "card.json").write_text('{"name": "Grüße"}', encoding="utf-8")
-    assert read_card(tmp_path / "card.json") == {"name": "Grüße"}

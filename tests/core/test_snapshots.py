@@ -9,30 +9,23 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core import DEFAULT_MODEL, Translator
-from core.checkpoint import MODEL_FILE, safe_load
-from core.metrics_log import read_metrics
-from core.snapshots import (
-    head_dynamics,
-    list_snapshots,
-    load_snapshot,
-    snapshot_name,
-    training_record,
-    view_snapshot,
-)
+from core.checkpoint import safe_load
+from core.model_dir import MODEL_FILE, ModelDir
+from core.snapshots import head_dynamics, load_snapshot, training_record, view_snapshot
 from tests.conftest import EARLY_STEPS, FINAL_STEP, MAIN, TINY
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 
 
 def test_snapshots_are_listed_oldest_first_and_end_with_the_final_model(history_dir):
-    found = list_snapshots(history_dir)
+    found = ModelDir(history_dir).snapshots()
     assert [snapshot.step for snapshot in found] == [*EARLY_STEPS, FINAL_STEP]
     assert found[-1].weights == MODEL_FILE
-    assert found[0].weights == f"snapshots/{snapshot_name(EARLY_STEPS[0])}"
+    assert found[0].weights == "snapshots/step_0000005.pt"
 
 
 def test_a_model_without_snapshots_lists_none(tiny_model_dir):
-    assert list_snapshots(tiny_model_dir) == []
+    assert ModelDir(tiny_model_dir).snapshots() == []
 
 
 def test_the_training_record_is_the_last_log_line_at_or_before_the_step(history_dir):
@@ -46,7 +39,7 @@ def test_the_training_record_is_the_last_log_line_at_or_before_the_step(history_
 def test_a_snapshot_reads_the_final_translation_on_the_same_rows_and_columns(history_dir):
     final = Translator.load(history_dir)
     reference = final.translate(SENTENCE, "de", beam_size=2, trace=True)
-    early = load_snapshot(history_dir, list_snapshots(history_dir)[0])
+    early = load_snapshot(history_dir, ModelDir(history_dir).snapshots()[0])
     view = view_snapshot(early, EARLY_STEPS[0], SENTENCE, reference, 2, 0.6)
     for kind in ("encoder", "decoder", "cross"):
         forced, final_map = getattr(view.forced.attention, kind), getattr(reference.attention, kind)
@@ -61,7 +54,7 @@ def test_a_snapshot_reads_the_final_translation_on_the_same_rows_and_columns(his
 def test_the_final_snapshot_is_the_final_model_exactly(history_dir):
     final = Translator.load(history_dir)
     reference = final.translate(SENTENCE, "de", beam_size=2, trace=True)
-    last = load_snapshot(history_dir, list_snapshots(history_dir)[-1])
+    last = load_snapshot(history_dir, ModelDir(history_dir).snapshots()[-1])
     view = view_snapshot(last, FINAL_STEP, SENTENCE, reference, 2, 0.6)
     assert view.translation.output_ids == reference.output_ids
     for kind in ("encoder", "decoder", "cross"):
@@ -77,7 +70,7 @@ def test_head_dynamics_has_one_value_per_snapshot_layer_and_head(history_dir):
     reference = final.translate(SENTENCE, "fr", beam_size=1, trace=True)
     views = [
         view_snapshot(load_snapshot(history_dir, s), s.step, SENTENCE, reference, 1, 0.6)
-        for s in list_snapshots(history_dir)
+        for s in ModelDir(history_dir).snapshots()
     ]
     cross, encoder = head_dynamics(views, "cross"), head_dynamics(views, "encoder")
     shape = (3, TINY.n_decoder_layers, TINY.n_heads)
@@ -87,10 +80,13 @@ def test_head_dynamics_has_one_value_per_snapshot_layer_and_head(history_dir):
     assert (cross.confidence > 0).all() and (cross.confidence <= 1).all()
 
 
-@pytest.mark.skipif(not (DEFAULT_MODEL / "snapshots").is_dir(), reason="no shipped snapshots")
+SHIPPED = ModelDir(DEFAULT_MODEL)
+
+
+@pytest.mark.skipif(not SHIPPED.snapshot_dir.is_dir(), reason="no shipped snapshots")
 def test_every_shipped_snapshot_loads_safely_and_sits_on_the_training_log():
-    logged = {record["step"] for record in read_metrics(DEFAULT_MODEL / "metrics.jsonl")}
-    found = list_snapshots(DEFAULT_MODEL)
+    logged = {record["step"] for record in SHIPPED.read_metrics()}
+    found = SHIPPED.snapshots()
     assert len(found) >= 3
     for snapshot in found[:-1]:
         stored = safe_load(DEFAULT_MODEL / snapshot.weights)  # torch.load(weights_only=True)
@@ -177,7 +173,7 @@ def test_no_snapshot_model_stays_in_memory(history_dir):
 
     from app import state
 
-    path, early = str(history_dir), list_snapshots(history_dir)[0]
+    path, early = str(history_dir), ModelDir(history_dir).snapshots()[0]
     assert state.load_snapshot(path, FINAL_STEP, MODEL_FILE) is state.load_translator(path)
     loaded = weakref.ref(state.load_snapshot(path, early.step, early.weights))
     gc.collect()

@@ -1,0 +1,382 @@
+"""The model directory: every file of one trained model, named, read and written here alone.
+
+A model directory (the shipped pretrained/en-de-fr, a training run's model/) holds::
+
+    file             written by           read by                        format
+    ---------------  -------------------  -----------------------------  ----------------------
+    model.pt         the trainer's        Translator.load, the head      torch.save dict (1)
+                     export               survey, --init-from
+    spm.model        the trainer's        Translator.load                SentencePiece model
+                     export (a copy)
+    card.json        the trainer's        Translator.load (its card),    JSON object (2)
+                     export, train.card,  the snapshots' last step,
+                     train.width_study    --init-from, train.card
+    card.md          train.card,          the app's Model page           Markdown, for people
+                     train.width_study
+    metrics.jsonl    the trainer's        the app's Model and Training   JSON lines (3)
+                     export (lineage)     dynamics pages, train.card
+    snapshots/       the trainer's        the app's Training dynamics    as model.pt (4)
+     step_NNNNNNN.pt export (lineage)     page and training-step slider
+    heads.json       train.head_survey    the app's Heads lab            JSON (5)
+
+(1) {"format": "attention-lab/1", "config": the ModelConfig's fields, "state_dict": float16
+    tensors, "metadata": dict}, see core/checkpoint.py; read with torch.load(weights_only=True),
+    so loading a file cannot run code. model.pt and spm.model are what makes a model directory.
+(2) UTF-8, indented by 2, a newline at the end. No card reads as {}; a card that is not a JSON
+    object is a CheckpointError naming it.
+(3) One JSON object a line, each with its "step" (core/metrics_log.py): the run's log, after the
+    log of the model it was continued from, on one step axis (train/lineage.py).
+(4) The model at a few log-spaced training steps, metadata {"step", "train_seconds"}; the final
+    model.pt comes last, at the card's training.steps (:meth:`ModelDir.snapshots`).
+(5) The head survey (core/head_survey.py), with the sha256 of the model.pt it was computed on:
+    :meth:`ModelDir.is_current` tells whether that is still the model.pt beside it.
+
+Every file here is written atomically (:func:`core.checkpoint.atomic_write`): a process killed
+mid-write leaves the previous file whole, and a hidden ``.<name>.<random>.tmp`` that no reader
+looks at. The one file appended to, a run's metrics.jsonl, is read skipping a half-written line.
+
+A training run's folder (``--out``, runs/<name>; :class:`RunDir`) uses the same names for what it
+shares with the model directory its export writes::
+
+    spm.model, spm.vocab         the vocabulary, trained once (SentencePiece writes both)
+    metrics.jsonl                appended by the trainer; cut back to the last checkpoint on resume
+    checkpoints/step_NNNNNNN.pt  the whole training state, to resume and to average at the end
+    snapshots/step_NNNNNNN.pt    as a model directory's, with the run's own step count
+    model/                       the model directory the export writes
+
+To read a directory a person chose, :func:`open_model_dir` finds its format among
+:data:`FORMATS` (or says which file is missing); ``ModelDir(path)`` only names the files, for
+writing a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from core.checkpoint import (
+    CheckpointError,
+    atomic_write,
+    load_model,
+    save_model,
+    write_text_atomically,
+)
+from core.errors import InputError
+from core.metrics_log import append_metrics, read_metrics, truncate_metrics, write_metrics
+from core.model import Transformer
+from core.tokenizer import Tokenizer
+
+MODEL_FILE = "model.pt"
+TOKENIZER_FILE = "spm.model"
+CARD_FILE = "card.json"
+CARD_TEXT_FILE = "card.md"
+METRICS_FILE = "metrics.jsonl"
+SNAPSHOT_DIR = "snapshots"
+HEADS_FILE = "heads.json"
+CHECKPOINT_DIR = "checkpoints"  # a run folder's
+RUN_MODEL_DIR = "model"  # a run folder's export
+REQUIRED_FILES = (MODEL_FILE, TOKENIZER_FILE)
+# What shipping a model copies, with snapshots/. Not heads.json: a survey belongs to one model.pt.
+SHIPPED_FILES = (MODEL_FILE, TOKENIZER_FILE, METRICS_FILE, CARD_FILE, CARD_TEXT_FILE)
+
+
+class NotAModelDir(InputError, CheckpointError):
+    """A folder that is not a model directory: the person who chose it can choose another. A
+    CheckpointError too, as every other unusable model file is, for the callers that catch it."""
+
+
+def step_file(step: int) -> str:
+    """The file name of a checkpoint or a snapshot at training step ``step``."""
+    return f"step_{step:07d}.pt"
+
+
+def file_step(path: Path) -> int:
+    """The training step a checkpoint or snapshot holds, from its file name."""
+    return int(path.stem.split("_")[1])
+
+
+def step_files(folder: Path) -> list[Path]:
+    """The checkpoints or snapshots in ``folder``, by step ([] when there is no folder); the
+    temporary file of a killed write is none of them."""
+    return sorted(folder.glob("step_*.pt"), key=file_step)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes, as 64 hex digits."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def copy_atomically(source: Path, destination: Path) -> None:
+    """``source``'s bytes as ``destination``, written atomically."""
+
+    def write(f) -> None:
+        with open(source, "rb") as original:
+            shutil.copyfileobj(original, f)
+
+    atomic_write(destination, write)
+
+
+def card_json(card: dict) -> str:
+    """card.json's text (see the module docstring, (2))."""
+    return json.dumps(card, indent=2, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The model after ``step`` training steps, in the file ``weights`` of its directory."""
+
+    step: int
+    weights: str  # relative to the directory: snapshots/step_0000100.pt ..., or model.pt
+
+
+@dataclass(frozen=True)
+class TrainingFiles:
+    """What a run folder and a model directory have alike: the vocabulary, the training log
+    and the snapshots."""
+
+    path: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
+    @property
+    def tokenizer_file(self) -> Path:
+        return self.path / TOKENIZER_FILE
+
+    @property
+    def metrics_file(self) -> Path:
+        return self.path / METRICS_FILE
+
+    @property
+    def snapshot_dir(self) -> Path:
+        return self.path / SNAPSHOT_DIR
+
+    def snapshot_file(self, step: int) -> Path:
+        return self.snapshot_dir / step_file(step)
+
+    def snapshot_files(self) -> list[Path]:
+        return step_files(self.snapshot_dir)
+
+    def read_metrics(self) -> list[dict]:
+        """Every readable record of the training log, in order; [] when there is none."""
+        return read_metrics(self.metrics_file)
+
+
+@dataclass(frozen=True)
+class ModelDir(TrainingFiles):
+    """A model directory (see the module docstring)."""
+
+    @property
+    def model_file(self) -> Path:
+        return self.path / MODEL_FILE
+
+    @property
+    def card_file(self) -> Path:
+        return self.path / CARD_FILE
+
+    @property
+    def card_text_file(self) -> Path:
+        return self.path / CARD_TEXT_FILE
+
+    @property
+    def heads_file(self) -> Path:
+        return self.path / HEADS_FILE
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @staticmethod
+    def missing(path: Path) -> list[str]:
+        """The files that make a model directory of this format that ``path`` lacks."""
+        return [name for name in REQUIRED_FILES if not (path / name).is_file()]
+
+    def load(
+        self, weights: str = MODEL_FILE, device: str | torch.device = "cpu"
+    ) -> tuple[Transformer, Tokenizer, dict]:
+        """(model in eval mode, vocabulary, card), checked to fit together; ``weights`` is
+        model.pt or the file of a snapshot (:attr:`Snapshot.weights`)."""
+        model, _ = self.load_model(weights, device)
+        tokenizer = self.load_tokenizer()
+        if len(tokenizer) != model.config.vocab_size:
+            raise CheckpointError(
+                f"{self.tokenizer_file}: {len(tokenizer)} pieces, "
+                f"the model expects {model.config.vocab_size}"
+            )
+        return model, tokenizer, self.read_card()
+
+    def load_model(
+        self, weights: str = MODEL_FILE, device: str | torch.device = "cpu"
+    ) -> tuple[Transformer, dict]:
+        """The model in ``weights`` (see :meth:`load`) and its metadata."""
+        return load_model(self.path / weights, device)
+
+    def load_tokenizer(self) -> Tokenizer:
+        if not self.tokenizer_file.is_file():
+            raise CheckpointError(f"{self.tokenizer_file}: no such file")
+        try:
+            return Tokenizer(self.tokenizer_file)
+        except (OSError, RuntimeError, ValueError) as error:
+            raise CheckpointError(
+                f"{self.tokenizer_file}: not a usable SentencePiece model ({error})"
+            ) from error
+
+    def read_card(self) -> dict:
+        """card.json as a dict; {} when there is none. A card that is not a UTF-8 JSON object is
+        a CheckpointError naming the file."""
+        path = self.card_file
+        if not path.exists():
+            return {}
+        try:
+            card = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as error:  # ValueError: bad UTF-8 or JSON
+            raise CheckpointError(f"{path}: not a readable JSON model card ({error})") from error
+        if not isinstance(card, dict):
+            raise CheckpointError(
+                f"{path}: the model card is a {type(card).__name__}, not an object"
+            )
+        return card
+
+    def read_card_text(self) -> str | None:
+        """card.md, for people (a byte that is not UTF-8 shows as �); None when there is none."""
+        if not self.card_text_file.is_file():
+            return None
+        return self.card_text_file.read_text(encoding="utf-8", errors="replace")
+
+    def snapshots(self) -> list[Snapshot]:
+        """The snapshots, oldest first, ending with the final model.pt at the step its card
+        gives; [] when the directory keeps no snapshots."""
+        files = self.snapshot_files()
+        if not files:
+            return []
+        found = [Snapshot(file_step(path), f"{SNAPSHOT_DIR}/{path.name}") for path in files]
+        final_step = self.read_card().get("training", {}).get("steps")
+        if not isinstance(final_step, int) or final_step <= found[-1].step:
+            final_step = found[-1].step + 1  # a card without a step count still orders it last
+        return [*found, Snapshot(final_step, MODEL_FILE)]
+
+    def model_sha256(self) -> str:
+        """The sha256 of model.pt: what a file computed from it records (heads.json)."""
+        if not self.model_file.is_file():
+            raise CheckpointError(f"{self.model_file}: no such file")
+        return file_sha256(self.model_file)
+
+    def is_current(self, model_sha256: str) -> bool:
+        """Whether what was computed on the model.pt of sha256 ``model_sha256`` still describes
+        the one here; False when the model changed since, or there is no model.pt."""
+        return self.model_file.is_file() and file_sha256(self.model_file) == model_sha256
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def write(
+        self, model: Transformer, tokenizer_file: str | Path, card: dict | None = None
+    ) -> ModelDir:
+        """A loadable model directory: model.pt, spm.model (a copy of ``tokenizer_file``) and
+        card.json. Returns self."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        save_model(model, self.model_file)
+        if Path(tokenizer_file).resolve() != self.tokenizer_file.resolve():
+            copy_atomically(Path(tokenizer_file), self.tokenizer_file)
+        write_text_atomically(self.card_file, card_json(card or {}))
+        return self
+
+    def write_card(self, card: dict, text: str | None = None) -> None:
+        """card.json, and card.md when there is its ``text``."""
+        write_text_atomically(self.card_file, card_json(card))
+        if text is not None:
+            write_text_atomically(self.card_text_file, text)
+
+    def write_metrics(self, records: Iterable[dict]) -> None:
+        write_metrics(self.metrics_file, list(records))
+
+    def save_snapshot(self, model: Transformer, step: int, train_seconds: float) -> None:
+        """``model`` as the snapshot of ``step`` (float16, as model.pt)."""
+        save_model(model, self.snapshot_file(step), {"step": step, "train_seconds": train_seconds})
+
+    def remove_snapshots(self, steps: Iterable[int] | None = None) -> None:
+        """The snapshots of ``steps``; all of them, snapshots/ with them, when None."""
+        if steps is None:
+            shutil.rmtree(self.snapshot_dir, ignore_errors=True)
+            return
+        for step in steps:
+            self.snapshot_file(step).unlink()
+
+    def copy_to(self, destination: ModelDir) -> None:
+        """Replace ``destination``'s model by this one: the files of SHIPPED_FILES and the
+        snapshots (a survey stays: its sha256 says whether it still describes the new model)."""
+        destination.path.mkdir(parents=True, exist_ok=True)
+        destination.remove_snapshots()
+        for name in SHIPPED_FILES:
+            copy_atomically(self.path / name, destination.path / name)
+        if self.snapshot_dir.is_dir():
+            shutil.copytree(self.snapshot_dir, destination.snapshot_dir)
+
+
+# The formats of model directory the lab reads, tried in this order by open_model_dir. Another
+# format (a MarianMT save_pretrained folder, say) is one more class here, with a static method
+# ``missing(path)`` (what the folder lacks to be of that format) and a method ``load``.
+FORMATS: tuple[type[ModelDir], ...] = (ModelDir,)
+
+
+def open_model_dir(path: str | Path) -> ModelDir:
+    """The model directory at ``path``, in the first of :data:`FORMATS` whose files it holds. A
+    folder that is none is a :class:`NotAModelDir` naming the files it lacks."""
+    path = Path(path)
+    if not path.is_dir():
+        raise NotAModelDir(f"{path}: no such model directory")
+    for directory_format in FORMATS:
+        if not directory_format.missing(path):
+            return directory_format(path)
+    lacking = " and ".join(FORMATS[0].missing(path))
+    raise NotAModelDir(
+        f"{path}: not a model directory, it has no {lacking} (a model directory holds "
+        f"{MODEL_FILE}, {TOKENIZER_FILE} and {CARD_FILE})"
+    )
+
+
+@dataclass(frozen=True)
+class RunDir(TrainingFiles):
+    """A training run's folder (see the module docstring)."""
+
+    @property
+    def tokenizer_prefix(self) -> Path:
+        """What SentencePiece's training is given: it writes <prefix>.model and <prefix>.vocab."""
+        return self.tokenizer_file.with_suffix("")
+
+    @property
+    def model_dir(self) -> ModelDir:
+        return ModelDir(self.path / RUN_MODEL_DIR)
+
+    def checkpoint_file(self, step: int) -> Path:
+        return self.path / CHECKPOINT_DIR / step_file(step)
+
+    def checkpoint_files(self) -> list[Path]:
+        return step_files(self.path / CHECKPOINT_DIR)
+
+    def append_metrics(self, record: dict) -> None:
+        """One line of the log; ``record`` holds its ``step``."""
+        append_metrics(self.metrics_file, record)
+
+    def truncate_metrics(self, last_step: int) -> None:
+        """Forget what a killed run logged after its last checkpoint: it is redone."""
+        truncate_metrics(self.metrics_file, last_step)
+
+    def remove_earlier_run(self) -> None:
+        """Delete what an earlier run in this folder wrote (its model/ aside): checkpoints,
+        snapshots, log and vocabulary."""
+        for folder in (self.path / CHECKPOINT_DIR, self.snapshot_dir):
+            shutil.rmtree(folder, ignore_errors=True)
+        for file in (
+            self.metrics_file,
+            self.tokenizer_file,
+            self.tokenizer_prefix.with_suffix(".vocab"),
+        ):
+            file.unlink(missing_ok=True)
