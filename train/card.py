@@ -22,6 +22,7 @@ from pathlib import Path
 from core.model_dir import ModelDir, RunDir
 from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
+from train.blend import table_markdown
 from train.data import (
     CORPORA,
     CorpusError,
@@ -264,7 +265,25 @@ def training_section(training: dict) -> list[str]:
             f"- data mixture, times each training pair is seen per epoch: {mixture_text(recipe)}"
         )
         lines += augmentation_lines(recipe)
-    return lines
+    return lines + blend_lines(training.get("blend"))
+
+
+def blend_lines(record: dict | None) -> list[str]:
+    """The blend of the run with the model it started from (train/blend.py), and its table."""
+    if not record:
+        return []
+    return [
+        f"- the shipped weights are a blend (train/blend.py): (1 - w) x `{record['start']}` + w x "
+        f"this run's model, w = **{record['weight']:g}**, the weight with the best general-domain "
+        "validation BLEU among those that keep Multi30k val at the start model's level "
+        f"({record['sentences']} validation pairs per set and language, "
+        f"beam {record['beam_size']}):",
+        "",
+        table_markdown(
+            record["table"], next(r for r in record["table"] if r["weight"] == record["weight"])
+        ),
+        "",
+    ]
 
 
 def mixture_text(recipe: dict) -> str:

@@ -76,3 +76,15 @@ def test_blending_a_run_writes_the_chosen_blend_and_keeps_the_runs_own_model(
     assert blend.main(["--run", str(run.path), "--data-dir", str(data), "--dry-run"]) == 0
     again = run.model_dir.read_card()["training"]["blend"]
     assert json.dumps(again["table"]) == json.dumps(record["table"])
+
+
+def test_the_card_says_the_model_is_a_blend_and_shows_the_table():
+    from train.card import training_section
+
+    table = [row(0.0, 40.0, 60.0, 5.0), row(0.7, 40.5, 60.5, 7.0)]
+    record = {"start": "pretrained/en-de-fr", "weight": 0.7, "sentences": 500, "beam_size": 4}
+    lines = training_section({"blend": {**record, "table": table}})
+    text = "\n".join(lines)
+    assert "w = **0.7**" in text and "`pretrained/en-de-fr`" in text
+    assert "| **0.7** | 40.5 | 60.5 | 7.0 |" in text.splitlines()
+    assert not any("blend" in line for line in training_section({}))
