@@ -43,6 +43,8 @@ shares with the model directory its export writes::
     checkpoints/step_NNNNNNN.pt  the whole training state, to resume and to average at the end
     snapshots/step_NNNNNNN.pt    as a model directory's, with the run's own step count
     model/                       the model directory the export writes
+    model_before_blend.pt        model/'s model.pt as the run made it, kept by train.blend before
+                                 it writes a blend there (never shipped)
 
 To read a directory a person chose, :func:`open_model_dir` finds its format among
 :data:`FORMATS` (or says which file is missing); ``ModelDir(path)`` only names the files, for
@@ -81,6 +83,7 @@ SNAPSHOT_DIR = "snapshots"
 HEADS_FILE = "heads.json"
 CHECKPOINT_DIR = "checkpoints"  # a run folder's
 RUN_MODEL_DIR = "model"  # a run folder's export
+UNBLENDED_MODEL_FILE = "model_before_blend.pt"  # a run folder's, see train/blend.py
 REQUIRED_FILES = (MODEL_FILE, TOKENIZER_FILE)
 # What shipping a model copies, with snapshots/. Not heads.json: a survey belongs to one model.pt.
 SHIPPED_FILES = (MODEL_FILE, TOKENIZER_FILE, METRICS_FILE, CARD_FILE, CARD_TEXT_FILE)
@@ -354,6 +357,11 @@ class RunDir(TrainingFiles):
     @property
     def model_dir(self) -> ModelDir:
         return ModelDir(self.path / RUN_MODEL_DIR)
+
+    @property
+    def unblended_model_file(self) -> Path:
+        """The run's own model, kept before train.blend writes a blend into model/."""
+        return self.path / UNBLENDED_MODEL_FILE
 
     def checkpoint_file(self, step: int) -> Path:
         return self.path / CHECKPOINT_DIR / step_file(step)

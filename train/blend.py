@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -32,7 +31,7 @@ import torch
 
 from core.checkpoint import load_model
 from core.model import Transformer
-from core.model_dir import RunDir, open_model_dir
+from core.model_dir import RunDir, copy_atomically, open_model_dir
 from core.tokenizer import LANGUAGES
 from core.translator import Translator
 from train.data import CorpusError, default_data_dir, general_validation, multi30k_validation
@@ -40,7 +39,6 @@ from train.evaluate import evaluate
 
 VALIDATION_SETS = {"Multi30k val": multi30k_validation, "general val": general_validation}
 IN_DOMAIN = "Multi30k val"  # the set a blend must not lose on
-RUN_OWN_MODEL = "model_before_blend.pt"  # in the run folder: the run's own model, never shipped
 
 
 def blend_weights(start: Transformer, run: Transformer, weight: float) -> dict[str, torch.Tensor]:
@@ -110,9 +108,9 @@ def table_markdown(rows: list[dict], chosen: dict) -> str:
 def run_own_model(run: RunDir) -> Path:
     """The run's own model file: the one kept before an earlier blend, else the model directory's
     model.pt, which is then kept (so that blending twice never blends a blend)."""
-    kept = run.path / RUN_OWN_MODEL
+    kept = run.unblended_model_file
     if not kept.is_file():
-        shutil.copyfile(run.model_dir.model_file, kept)
+        copy_atomically(run.model_dir.model_file, kept)
     return kept
 
 

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 # Every file of the two folders of core/model_dir.py's docstring, as code would spell it; the
 # folders too (snapshots/, checkpoints/) are named there, but "snapshots" is also a card's key.
 FILES = ["model.pt", "spm.model", "spm.vocab", "card.json", "card.md", "metrics.jsonl"]
-FILES += ["heads.json"]
+FILES += ["heads.json", "model_before_blend.pt"]
 
 
 @pytest.fixture

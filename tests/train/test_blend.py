@@ -64,9 +64,9 @@ def test_blending_a_run_writes_the_chosen_blend_and_keeps_the_runs_own_model(
         "Multi30k val fr",
         "general val de",
     }
-    assert (run.path / blend.RUN_OWN_MODEL).read_bytes() == own_before
+    assert run.unblended_model_file.read_bytes() == own_before
     written, _ = load_model(run.model_dir.model_file)
-    own, _ = load_model(run.path / blend.RUN_OWN_MODEL)
+    own, _ = load_model(run.unblended_model_file)
     started, _ = load_model(start.model_file)
     expected = blend.blend_weights(started, own, record["weight"])
     for name, tensor in written.state_dict().items():
