@@ -75,9 +75,10 @@ def model_name(card: dict, directory: str) -> str:
     return str(card.get("name") or directory)
 
 
-def caption_lines(caption: Caption) -> list[str]:
+def caption_lines(caption: Caption, compact: bool = False) -> list[str]:
     """The caption as plain text lines of at most CAPTION_CHARS: the sentence, the translation,
-    then the model and what the chart shows, joined by " · "."""
+    then the model and what the chart shows, joined by " · "; ``compact``, only the last (on a
+    projector, whose banner shows the sentence and its translation above every figure)."""
     language = LANGUAGES.get(caption.target, caption.target)
     details = [f"model {caption.model}"]
     if caption.kind is not None:
@@ -96,6 +97,8 @@ def caption_lines(caption: Caption) -> list[str]:
         details.append(f"heads {caption.change or 'changed'}: {', '.join(caption.heads_changed)}")
     if caption.computed_on is not None:
         details.append(f"computed on {caption.computed_on}")
+    if compact:
+        return packed(details, CAPTION_CHARS)
     paragraphs = [f"{SOURCE_LANGUAGE}: {caption.sentence}", f"{language}: {caption.translation}"]
     return [
         *(line for paragraph in paragraphs for line in wrapped(paragraph, CAPTION_CHARS)),
@@ -147,12 +150,13 @@ def packed(details: list[str], width: int) -> list[str]:
     return lines
 
 
-def add_caption(fig: go.Figure, caption: Caption) -> None:
-    """Draws ``caption`` into ``fig`` as the subtitle under its title, wraps a long title (see
-    TITLE_CHARS), and makes the figure that much taller so that the plot keeps its size. A
-    figure that fixes its top margin (heatmaps, whose column labels sit on top) gets that height
-    added to it; otherwise the title's automargin makes room."""
-    lines = caption_lines(caption)
+def add_caption(fig: go.Figure, caption: Caption, compact: bool = False) -> None:
+    """Draws ``caption`` into ``fig`` as the subtitle under its title (``compact``: see
+    :func:`caption_lines`), wraps a long title (see TITLE_CHARS), and makes the figure that much
+    taller so that the plot keeps its size. A figure that fixes its top margin (heatmaps, whose
+    column labels sit on top) gets that height added to it; otherwise the title's automargin
+    makes room."""
+    lines = caption_lines(caption, compact)
     # broken between words only: the title is markup already (&lt;), which a break could split
     title = textwrap.wrap(
         fig.layout.title.text or "", TITLE_CHARS, break_on_hyphens=False, break_long_words=False

@@ -38,6 +38,13 @@ def test_the_caption_names_the_sentence_translation_model_kind_layer_and_head():
         "training step 12,000",
     ):
         assert part in text
+
+
+def test_a_projectors_compact_caption_keeps_only_what_the_chart_shows():
+    # the banner above every projected figure holds the sentence and its translation
+    compact = slides.caption_lines(CAPTION, compact=True)
+    assert compact == ["model en-de-fr · Cross-attention · layer 5 · head 3 · training step 12,000"]
+    assert slides.caption_lines(CAPTION)[-len(compact) :] == compact
     average = slides.caption_lines(slides.Caption("a", "b", "fr", "m", head="avg"))
     assert average == ["English: a", "French: b", "model m · average of the heads"]
 
