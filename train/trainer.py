@@ -188,6 +188,7 @@ class Trainer:
             self.learning_rate,
         )
         self.step, self.epoch, self.batch_in_epoch, self.train_seconds = 0, 0, 0, 0.0
+        self.resumed_dtype: str | None = None
         self.resume()
         self.dtype, self.dtype_seconds = self.pick_dtype()
         self.log(f"compute type: {self.dtype} ({self.dtype_note()})")
@@ -209,9 +210,12 @@ class Trainer:
     def pick_dtype(self) -> tuple[str, dict[str, float]]:
         """--dtype bf16|fp32 as given; auto: the faster of the two on this machine, timed on a
         forward and backward pass of a synthetic batch of --max-tokens tokens (train/hardware.py).
-        Every process takes the mean of the timings, so all of them choose alike."""
+        Every process takes the mean of the timings, so all of them choose alike; a resumed run
+        keeps the type its checkpoint was trained in."""
         if self.config.dtype != "auto":
             return self.config.dtype, {}
+        if self.resumed_dtype:  # a resumed run computes as the unbroken run would have
+            return self.resumed_dtype, {}
         rows = max(1, self.config.max_tokens // PROBE_LENGTH)
         vocab = self.model_config.vocab_size
         with torch.random.fork_rng(devices=[]):  # the probe's draws leave the run's seed alone
@@ -233,8 +237,10 @@ class Trainer:
         return step
 
     def dtype_note(self) -> str:
-        if not self.dtype_seconds:
+        if self.config.dtype != "auto":
             return "forced by --dtype"
+        if not self.dtype_seconds:
+            return "as measured when the run began, kept from its checkpoint"
         timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in self.dtype_seconds.items())
         return f"measured per step: {timings}"
 
@@ -283,6 +289,7 @@ class Trainer:
                 "epoch": self.epoch,
                 "batch_in_epoch": self.batch_in_epoch,
                 "train_seconds": self.train_seconds,
+                "dtype": self.dtype,
                 "rng": {
                     "torch": torch.get_rng_state(),
                     "python": list(random.getstate()[1]),
@@ -317,6 +324,7 @@ class Trainer:
         self.scheduler.load_state_dict(state["scheduler"])
         self.step, self.epoch = state["step"], state["epoch"]
         self.batch_in_epoch, self.train_seconds = state["batch_in_epoch"], state["train_seconds"]
+        self.resumed_dtype = state.get("dtype")  # checkpoints before --dtype auto have none
         torch.set_rng_state(state["rng"]["torch"])
         random.setstate((3, tuple(state["rng"]["python"]), state["rng"]["python_gauss"]))
         self.forget_metrics_after(self.step)

@@ -99,7 +99,8 @@ def test_the_validation_after_the_last_checkpoint_is_recorded_after_a_kill(data_
     killed = [r for r in records if not (r["step"] == 6 and "val_loss" in r)]
     metrics.write_text("".join(json.dumps(r) + "\n" for r in killed))
     shutil.rmtree(run_copy / "model")
-    finish(run_train(data_dir, run_copy, *FLAGS))
+    output = finish(run_train(data_dir, run_copy, *FLAGS))
+    assert "kept from its checkpoint" in output  # --dtype auto: the type it was trained in
     again = [r for r in read_metrics(metrics) if r["step"] == 6 and "val_loss" in r]
     assert again[0]["val_loss"] == validated[0]["val_loss"]
     assert len(again) == 2 and (run_copy / "model" / "model.pt").is_file()
