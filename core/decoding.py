@@ -54,6 +54,14 @@ def max_output_length(source_length: int, max_len: int) -> int:
     return min(int(OUTPUT_PER_SOURCE_TOKEN * source_length) + OUTPUT_SLACK, max_len - 1)
 
 
+def forbid_pad(scores: Tensor, config: ModelConfig) -> Tensor:
+    """scores (n, V) with pad's column -inf where the model never outputs it (config.suppress_pad;
+    Marian's rule, applied as transformers' generate applies it: after the softmax), in place."""
+    if config.suppress_pad:
+        scores[:, config.pad_id] = float("-inf")
+    return scores
+
+
 def output_budgets(source: Tensor, config: ModelConfig, max_length: int | None) -> list[int]:
     """Each sentence's output budget: max_length, or by default :func:`max_output_length` of its
     own unpadded length, so that a sentence decodes the same alone or in a batch. source (B, S)"""
@@ -73,21 +81,22 @@ def greedy_decode(
     (bos is not included). Each row's budget follows its own unpadded length, so a sentence decodes
     the same alone or in a batch.
     """
-    budgets = output_budgets(source, model.config, max_length)
+    config = model.config
+    budgets = output_budgets(source, config, max_length)
     memory, memory_mask = model.encode(source)
     cache = model.new_cache()
-    tokens = torch.full((source.size(0), 1), BOS_ID, dtype=torch.long, device=source.device)
+    tokens = torch.full((source.size(0), 1), config.bos_id, dtype=torch.long, device=source.device)
     steps = []
     for _ in range(max(budgets)):
         logits = model.decode(tokens, memory, memory_mask, cache)[:, -1]  # (B, V)
-        tokens = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
+        tokens = forbid_pad(logits, config).argmax(dim=-1, keepdim=True)  # (B, 1)
         steps.append(tokens)
-        if (torch.cat(steps, dim=1) == EOS_ID).any(dim=1).all():
+        if (torch.cat(steps, dim=1) == config.eos_id).any(dim=1).all():
             break
     result = []
     for row, budget in zip(torch.cat(steps, dim=1).tolist(), budgets):
         row = row[:budget]
-        result.append(row[: row.index(EOS_ID) + 1] if EOS_ID in row else row)
+        result.append(row[: row.index(config.eos_id) + 1] if config.eos_id in row else row)
     return result
 
 
@@ -179,7 +188,11 @@ class Selection:
 
 
 def select(
-    extensions: Sequence[tuple[int, int]], beam_size: int, n_finished: int, last_step: bool
+    extensions: Sequence[tuple[int, int]],
+    beam_size: int,
+    n_finished: int,
+    last_step: bool,
+    eos_id: int = EOS_ID,
 ) -> Selection:
     """The rule of fairseq for one step of beam search.
 
@@ -194,7 +207,7 @@ def select(
     for rank, (parent, token) in enumerate(extensions):
         if n_finished + statuses.count("finished") >= beam_size:
             status, reason = "pruned", "enough finished"
-        elif token == EOS_ID:
+        elif token == eos_id:
             status, reason = ("finished", "eos") if rank < beam_size else ("pruned", "eos outside")
         elif statuses.count("kept") < beam_size:
             status, reason = ("finished", "length limit") if last_step else ("kept", "best live")
@@ -218,13 +231,15 @@ class Beam:
 
     beam_size: int
     budget: int  # output tokens, eos included
+    bos_id: int = BOS_ID  # the model's (ModelConfig.bos_id, eos_id)
+    eos_id: int = EOS_ID
     live: list[Hypothesis] = field(default_factory=lambda: [Hypothesis([], 0.0)])
     finished: list[Hypothesis] = field(default_factory=list)
     done: bool = False  # beam_size hypotheses have ended, or none stays live
 
     def last_tokens(self) -> list[int]:
         """What each live hypothesis feeds the decoder next: its newest token (bos at first)."""
-        return [h.tokens[-1] if h.tokens else BOS_ID for h in self.live]
+        return [h.tokens[-1] if h.tokens else self.bos_id for h in self.live]
 
     def advance(
         self, step: int, extensions: list[tuple[int, int]], scores: list[float]
@@ -232,7 +247,8 @@ class Beam:
         """One step: :func:`select` decides on the ranked extensions (parent, token) of the live
         hypotheses, with their cumulative log-probabilities; the kept ones, in rank order, are the
         live hypotheses of the next step."""
-        selection = select(extensions, self.beam_size, len(self.finished), step == self.budget - 1)
+        last_step = step == self.budget - 1
+        selection = select(extensions, self.beam_size, len(self.finished), last_step, self.eos_id)
         grown = [
             Hypothesis([*self.live[parent].tokens, token], score)
             for (parent, token), score in zip(extensions, scores)
@@ -294,9 +310,13 @@ def beam_search(
     """
     if source.size(0) != 1:
         raise ValueError("beam_search decodes one sentence at a time: source must be (1, S)")
-    beam = Beam(beam_size, max_length or max_output_length(source.size(1), model.config.max_len))
+    config = model.config
+    budget = max_length or max_output_length(source.size(1), config.max_len)
+    beam = Beam(beam_size, budget, config.bos_id, config.eos_id)
     narrator = (
-        _Narrator(source, beam_size, top_k or 2 * beam_size, alpha, pieces) if trace else None
+        _Narrator(source, beam_size, top_k or 2 * beam_size, alpha, pieces, config.bos_id)
+        if trace
+        else None
     )
     memory, memory_mask = model.encode(source)  # (1, S, D), shared by every hypothesis
     cache = model.new_cache()
@@ -304,7 +324,7 @@ def beam_search(
         live, step_trace = beam.live, Intermediates() if trace else None
         last = torch.tensor(beam.last_tokens(), device=source.device)[:, None]  # (n, 1)
         logits = model.decode(last, memory, memory_mask, cache, step_trace)
-        log_probs = logits[:, -1].float().log_softmax(dim=-1)  # (n, V)
+        log_probs = forbid_pad(logits[:, -1].float().log_softmax(dim=-1), config)  # (n, V)
         scores = torch.tensor([h.score for h in live], device=source.device)[:, None] + log_probs
         (top_scores,), (extensions,) = best_extensions(scores, 1, beam_size)
         selection = beam.advance(step, extensions, top_scores)
@@ -338,8 +358,9 @@ def batch_beam_search(
     The outputs are beam_search's; a score may differ in its last float32 bits, for MKL
     multiplies 1 to 3 rows with another kernel than more (beam_search's first step has one row).
     """
-    budgets = output_budgets(source, model.config, max_length)
-    beams = [Beam(beam_size, budget) for budget in budgets]
+    config = model.config
+    budgets = output_budgets(source, config, max_length)
+    beams = [Beam(beam_size, budget, config.bos_id, config.eos_id) for budget in budgets]
     memory, memory_mask = model.encode(source)  # (B, S, D), (B, 1, 1, S)
     cache = model.new_cache()
     searching = list(range(len(beams)))  # the sentences still searching, in row order
@@ -349,7 +370,7 @@ def batch_beam_search(
         last = [[token] for i in searching for token in beams[i].last_tokens()]
         last = torch.tensor(last, device=source.device)  # (n, 1)
         logits = model.decode(last, row_memory, row_mask, cache)
-        log_probs = logits[:, -1].float().log_softmax(dim=-1)  # (n, V)
+        log_probs = forbid_pad(logits[:, -1].float().log_softmax(dim=-1), config)  # (n, V)
         scores = torch.tensor([h.score for h in live], device=source.device)[:, None] + log_probs
         rows_each = len(live) // len(searching)
         ranked = zip(searching, *best_extensions(scores, len(searching), beam_size))
@@ -381,8 +402,9 @@ class _Narrator:
         top_k: int,
         alpha: float,
         pieces: Callable[[list[int]], list[str]] | None,
+        bos_id: int,
     ) -> None:
-        self.beam_size, self.top_k, self.alpha = beam_size, top_k, alpha
+        self.beam_size, self.top_k, self.alpha, self.bos_id = beam_size, top_k, alpha, bos_id
         self.pieces = pieces or (lambda ids: [str(i) for i in ids])
         self.source_labels = self.pieces(source[0].tolist())
         self.steps: list[BeamStep] = []
@@ -405,7 +427,7 @@ class _Narrator:
         weights = torch.stack([maps.weights[:, :, -1] for maps in trace.cross]).transpose(1, 2)
         cross = LabelledAttention(
             weights.float().numpy(),
-            hypothesis_labels([h.tokens for h in live], self.pieces),
+            hypothesis_labels([h.tokens for h in live], self.pieces, self.bos_id),
             self.source_labels,
         )
         self.steps.append(

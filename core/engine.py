@@ -124,13 +124,14 @@ class Norm:
 
 @dataclass
 class FeedForward:
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2."""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, or the model's other activation in max's place."""
 
     w_1: Linear  # D -> d_ff
     w_2: Linear  # d_ff -> D
+    activation: Callable[[Tensor], Tensor]
 
     def __call__(self, x: Tensor) -> Tensor:
-        return self.w_2(torch.relu_(self.w_1(x)))
+        return self.w_2(self.activation(self.w_1(x)))
 
 
 @dataclass
@@ -181,7 +182,10 @@ class DecoderLayer:
 
 
 def feed_forward_of(layer: nn.Module) -> FeedForward:
-    return FeedForward(Linear.of(layer.feed_forward.w_1), Linear.of(layer.feed_forward.w_2))
+    feed_forward = layer.feed_forward
+    # relu in place, the same numbers without a copy
+    activation = torch.relu_ if feed_forward.activation is F.relu else feed_forward.activation
+    return FeedForward(Linear.of(feed_forward.w_1), Linear.of(feed_forward.w_2), activation)
 
 
 def encoder_layer_of(layer: nn.Module) -> EncoderLayer:
@@ -443,8 +447,11 @@ class Engine:
         self.config = config = model.config
         self.norm_first = config.norm_first
         self.embedding = model.embedding.weight.detach()  # (V, D)
-        self.unembedding = Linear(self.embedding.T, None, onednn_layout(self.embedding))
-        self.sqrt_d_model = torch.tensor(math.sqrt(config.d_model))
+        bias = model.output_bias.detach() if config.output_bias else None  # (V,)
+        self.unembedding = Linear(self.embedding.T, bias, onednn_layout(self.embedding))
+        # sqrt(D), or 1 for a model trained without the scale (as the model's token_embedding)
+        scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
+        self.embedding_scale = torch.tensor(scale)
         self.pe = model.pe
         self.causal = subsequent_mask(config.max_len, self.embedding.device)
         self.encoder_layers = [encoder_layer_of(layer) for layer in model.encoder_layers]
@@ -474,7 +481,7 @@ class Engine:
             raise ValueError(
                 f"sequence of {offset + length} tokens > max_len={self.config.max_len}"
             )
-        token_embedding = F.embedding(tokens, self.embedding) * self.sqrt_d_model
+        token_embedding = F.embedding(tokens, self.embedding) * self.embedding_scale
         pe = self.pe[offset : offset + length]
         return (token_embedding + pe).view(batch * length, -1), token_embedding, pe
 
@@ -529,8 +536,8 @@ class Engine:
         return self.unembed(x).view(batch, length, -1)
 
     def unembed(self, x: Tensor) -> Tensor:
-        """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T,
-        rows (N, D) -> (N, V)."""
+        """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T
+        (+ b where the model has an output bias), rows (N, D) -> (N, V)."""
         return self.unembedding(x)
 
     def __call__(

@@ -64,13 +64,16 @@ def prediction_labels(reads: Sequence[str], predicts: Sequence[str]) -> list[str
 
 
 def hypothesis_labels(
-    prefixes: Sequence[Sequence[int]], pieces: Callable[[list[int]], list[str]]
+    prefixes: Sequence[Sequence[int]],
+    pieces: Callable[[list[int]], list[str]],
+    bos_id: int = BOS_ID,
 ) -> list[str]:
     """The rows of a beam search step: each live hypothesis's newest position, which reads the
-    end of its prefix (token ids, bos not included) and predicts what the step chooses."""
+    end of its prefix (token ids, the decoder's first input ``bos_id`` not included) and predicts
+    what the step chooses."""
     labels = []
     for beam, prefix in enumerate(prefixes, start=1):
-        read = [BOS_ID, *prefix]
+        read = [bos_id, *prefix]
         cut = "… " if len(read) > HYPOTHESIS_TAIL else ""
         tail = " ".join(pieces(read[-HYPOTHESIS_TAIL:]))
         labels.append(f"beam {beam}: {cut}{tail}{PREDICTS}?")

@@ -45,12 +45,26 @@ class ModelConfig:
     pad_id: int = 0
     # False: the paper's post-LN, LayerNorm(x + Sublayer(x)). True: pre-LN, x + Sublayer(LN(x)).
     norm_first: bool = False
+    # Beyond the paper, for models trained elsewhere (core/marian.py); the defaults are the paper's.
+    bos_id: int = 2  # the decoder's first input (Marian's: pad)
+    eos_id: int = 3
+    suppress_pad: bool = False  # decoding never outputs pad (Marian's generation rule)
+    activation: str = "relu"  # the feed-forward's max(0, .) (section 3.3), or "swish", "gelu"
+    scale_embedding: bool = True  # Embedding(x) * sqrt(D) (section 3.4), or Embedding(x)
+    positional_layout: str = "interleaved"  # see positional_encoding
+    output_bias: bool = False  # logits x E^T + b, with a learned b (Marian's final_logits_bias)
 
     def __post_init__(self) -> None:
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if self.d_model % 2:
             raise ValueError(f"d_model={self.d_model} must be even for the sinusoidal encoding")
+        for name, value, choices in (
+            ("activation", self.activation, ACTIVATIONS),
+            ("positional_layout", self.positional_layout, POSITIONAL_LAYOUTS),
+        ):
+            if value not in choices:
+                raise ValueError(f"{name}={value!r} is not one of {', '.join(choices)}")
 
     @property
     def d_k(self) -> int:
@@ -60,15 +74,23 @@ class ModelConfig:
 # ---- Positional encoding and masks ---------------------------------------------------------------
 
 
-def positional_encoding(length: int, d_model: int) -> Tensor:
+POSITIONAL_LAYOUTS = ("interleaved", "halves")
+
+
+def positional_encoding(length: int, d_model: int, layout: str = "interleaved") -> Tensor:
     """Sinusoidal positional encoding (section 3.5), shape (length, d_model).
 
     PE(pos, 2i)   = sin(pos / 10000^(2i / d_model))
     PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
+
+    layout "halves" (Marian, tensor2tensor) holds the same waves, the sines in dimensions
+    0..d_model/2 - 1 and the cosines after them: PE(pos, i) = sin, PE(pos, d_model/2 + i) = cos.
     """
     position = torch.arange(length, dtype=torch.float64).unsqueeze(1)  # (length, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model / 2,)
     angle = position / torch.pow(10000.0, two_i / d_model)  # (length, d_model / 2)
+    if layout == "halves":
+        return torch.cat([torch.sin(angle), torch.cos(angle)], dim=-1).float()
     pe = torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1)  # (length, d_model / 2, 2)
     return pe.flatten(1).float()  # sin at the even dimensions 2i, cos at the odd ones 2i+1
 
@@ -180,6 +202,10 @@ class MultiHeadAttention(nn.Module):
         return self.w_o(concat)  # (B, T_q, D)
 
 
+# the feed-forward's nonlinearity: the paper's max(0, x), or swish x * sigmoid(x) (Marian)
+ACTIVATIONS = {"relu": F.relu, "swish": F.silu, "gelu": F.gelu}
+
+
 class FeedForward(nn.Module):
     """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (section 3.3), applied at every position alike."""
 
@@ -187,9 +213,10 @@ class FeedForward(nn.Module):
         super().__init__()
         self.w_1 = nn.Linear(config.d_model, config.d_ff)
         self.w_2 = nn.Linear(config.d_ff, config.d_model)
+        self.activation = ACTIVATIONS[config.activation]
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.w_2(F.relu(self.w_1(x)))
+        return self.w_2(self.activation(self.w_1(x)))
 
 
 class Residual(nn.Module):
@@ -285,8 +312,8 @@ class Transformer(nn.Module):
         super().__init__()
         self.config = config
         self.embedding = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
-        pe = positional_encoding(config.max_len, config.d_model)  # (max_len, D)
-        self.register_buffer("pe", pe, persistent=False)
+        pe = positional_encoding(config.max_len, config.d_model, config.positional_layout)
+        self.register_buffer("pe", pe, persistent=False)  # (max_len, D)
         self.dropout = Dropout(config.dropout)
         n_encoder_layers, n_decoder_layers = config.n_encoder_layers, config.n_decoder_layers
         self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(n_encoder_layers))
@@ -294,6 +321,8 @@ class Transformer(nn.Module):
         # pre-LN leaves the last residual stream un-normalised; post-LN already ends on a norm
         self.encoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
         self.decoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
+        if config.output_bias:
+            self.output_bias = nn.Parameter(torch.zeros(config.vocab_size))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -306,6 +335,12 @@ class Transformer(nn.Module):
         nn.init.normal_(self.embedding.weight, std=self.config.d_model**-0.5)
         with torch.no_grad():
             self.embedding.weight[self.config.pad_id].zero_()
+
+    def token_embedding(self, tokens: Tensor) -> Tensor:
+        """Embedding(x) * sqrt(D) (section 3.4), (B, T) -> (B, T, D); unscaled for a model
+        trained so (config.scale_embedding off)."""
+        scale = math.sqrt(self.config.d_model) if self.config.scale_embedding else 1.0
+        return self.embedding(tokens) * scale
 
     def embed(
         self, tokens: Tensor, offset: int = 0, token_embedding: Tensor | None = None
@@ -320,7 +355,7 @@ class Transformer(nn.Module):
                 f"sequence of {offset + length} tokens > max_len={self.config.max_len}"
             )
         if token_embedding is None:
-            token_embedding = self.embedding(tokens) * math.sqrt(self.config.d_model)
+            token_embedding = self.token_embedding(tokens)
         pe = self.pe[offset : offset + length]
         return self.dropout(token_embedding + pe), token_embedding, pe
 
@@ -377,8 +412,10 @@ class Transformer(nn.Module):
         return self.decoder_norm(x)
 
     def unembed(self, x: Tensor) -> Tensor:
-        """Logits x E^T, (..., D) -> (..., V): the output projection, tied to E (section 3.4)."""
-        return x @ self.embedding.weight.T
+        """Logits x E^T, (..., D) -> (..., V): the output projection, tied to E (section 3.4);
+        plus a bias b where the model has one (config.output_bias)."""
+        logits = x @ self.embedding.weight.T
+        return logits + self.output_bias if self.config.output_bias else logits
 
     def forward(
         self, source: Tensor, target: Tensor, inspect: bool = False

@@ -52,7 +52,14 @@ def normalize_text(text: str) -> str:
 
 
 class Tokenizer:
-    """A SentencePiece model plus the project's conventions (ids, tags, normalisation)."""
+    """A SentencePiece model plus the project's conventions (ids, tags, normalisation).
+
+    The interface every vocabulary of the lab offers (core/marian_tokenizer.py has another):
+    ``languages`` (target code -> name), ``tag_ids`` (target code -> its tag's id), ``pad_id``,
+    ``unk_id``, ``eos_id``, len(), and the methods below."""
+
+    languages = LANGUAGES
+    pad_id, unk_id, eos_id = PAD_ID, UNK_ID, EOS_ID
 
     def __init__(self, model_file: str | Path) -> None:
         self.model_file = Path(model_file)
@@ -66,10 +73,10 @@ class Tokenizer:
             raise ValueError(
                 f"{self.model_file}: special token ids differ from pad/unk/bos/eos 0-3"
             )
-        self.tag_ids = {self.sp.piece_to_id(language_tag(target)) for target in LANGUAGES}
-        if UNK_ID in self.tag_ids:
+        self.tag_ids = {t: self.sp.piece_to_id(language_tag(t)) for t in LANGUAGES}
+        if UNK_ID in self.tag_ids.values():
             raise ValueError(f"{self.model_file}: no language tag tokens {sorted(LANGUAGES)}")
-        self.special_ids = {PAD_ID, UNK_ID, BOS_ID, EOS_ID} | self.tag_ids
+        self.special_ids = {PAD_ID, UNK_ID, BOS_ID, EOS_ID, *self.tag_ids.values()}
 
     @staticmethod
     def train(

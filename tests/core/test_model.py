@@ -226,3 +226,38 @@ def test_decoding_weights_follow_the_parameters_through_every_change(model):
     (model.unembed(x).sum() + layer(x).sum()).backward()
     assert torch.allclose(model.embedding.weight.grad, x.sum(0).expand(TINY.vocab_size, -1))
     assert torch.allclose(layer.weight.grad, x.sum(0).expand(TINY.d_ff, -1))
+
+
+def test_the_paper_is_the_default_and_other_models_are_configuration():
+    """Beyond the paper (core/marian.py's models): the defaults add nothing to the model, and each
+    field changes what it says and nothing else."""
+    paper = Transformer(TINY)
+    assert "output_bias" not in paper.state_dict()
+    halves = positional_encoding(50, 16, "halves")
+    interleaved = positional_encoding(50, 16)
+    assert torch.equal(halves[:, :8], interleaved[:, 0::2])  # the sines, then the cosines
+    assert torch.equal(halves[:, 8:], interleaved[:, 1::2])
+    source, target = batch()
+    variants = {
+        "activation": "swish",
+        "scale_embedding": False,
+        "positional_layout": "halves",
+        "output_bias": True,
+    }
+    reference = paper.eval()(source, target)[0]
+    for name, value in variants.items():
+        torch.manual_seed(0)
+        model = Transformer(ModelConfig(**{**vars(TINY), name: value})).eval()
+        model.load_state_dict(paper.state_dict(), strict=name != "output_bias")
+        if name == "output_bias":
+            with torch.no_grad():
+                model.output_bias[5] = 2.0
+            logits = model(source, target)[0]
+            assert torch.equal(logits[..., 5], reference[..., 5] + 2.0)
+            assert torch.equal(logits[..., 6:], reference[..., 6:])
+        else:
+            assert not torch.allclose(model(source, target)[0], reference), name
+    with pytest.raises(ValueError, match="activation='tanh'"):
+        ModelConfig(activation="tanh")
+    with pytest.raises(ValueError, match="positional_layout"):
+        ModelConfig(positional_layout="sines")
