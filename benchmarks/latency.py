@@ -77,7 +77,7 @@ class NumberTokenizer:
     def __init__(self, vocab_size: int) -> None:
         from core.tokenizer import EOS_ID, LANGUAGES
 
-        self.eos_id = EOS_ID
+        self.eos_id, self.languages = EOS_ID, LANGUAGES
         self.tag_ids = {target: 4 + i for i, target in enumerate(sorted(LANGUAGES))}
         self.vocab_size = vocab_size
 

@@ -123,7 +123,7 @@ def source_embedding(model: Transformer, result: Translation) -> torch.Tensor:
     """(1, S, D): Embedding(source) * sqrt(D), the input the gradient lenses attribute to."""
     source = torch.tensor([result.source_ids])
     with torch.no_grad():
-        return model.embedding(source) * model.config.d_model**0.5
+        return model.token_embedding(source)
 
 
 def occlusion(model: Transformer, result: Translation, position: int) -> np.ndarray:
@@ -135,7 +135,7 @@ def occlusion(model: Transformer, result: Translation, position: int) -> np.ndar
     log_prob = LogProbability(model, result, position)
     with torch.no_grad():
         full = log_prob(source_embedding(model, result))
-        scaled = model.embedding(occluded) * model.config.d_model**0.5
+        scaled = model.token_embedding(occluded)
         return (full - log_prob(scaled)).numpy()
 
 

@@ -39,7 +39,7 @@ CONFIG_RANGES = {
 # field in range can still multiply up to hundreds of GB, so the total is bounded too.
 MAX_NUMBERS = 1_000_000_000
 # A config value must be exactly one of these Python types (bool is not an int here).
-FIELD_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,)}
+FIELD_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
 
 
 class CheckpointError(RuntimeError):
@@ -136,7 +136,8 @@ def checked_model_config(path: str | Path, values: Any) -> ModelConfig:
         if type(value) not in FIELD_TYPES.get(types[name], (type(value),)):
             raise CheckpointError(f"{path}: model config {name}={value!r} is not {types[name]}")
     values = {**dataclasses.asdict(ModelConfig()), **values}
-    ranges = {**CONFIG_RANGES, "pad_id": (0, values["vocab_size"] - 1)}
+    ids = ("pad_id", "bos_id", "eos_id")  # token ids: within the vocabulary
+    ranges = {**CONFIG_RANGES, **dict.fromkeys(ids, (0, values["vocab_size"] - 1))}
     for name, (low, high) in ranges.items():
         if not low <= values[name] <= high:
             raise CheckpointError(
@@ -166,9 +167,11 @@ def allocated_numbers(config: ModelConfig) -> int:
     encoder_layer = attention + feed_forward + 2 * norm
     decoder_layer = 2 * attention + feed_forward + 3 * norm
     final_norms = 2 * norm if config.norm_first else 0
+    output_bias = config.vocab_size if config.output_bias else 0
     return (
         (config.vocab_size + config.max_len) * d
         + config.n_encoder_layers * encoder_layer
         + config.n_decoder_layers * decoder_layer
         + final_norms
+        + output_bias
     )

@@ -27,6 +27,7 @@ from core.tokenizer import LANGUAGES, language_tag
 
 EOS = "</s>"
 BOS = "<s>"
+MARIAN_START = "<pad>"  # a MarianMT decoder's first input (core/marian.py)
 LANGUAGE_TAGS = frozenset(language_tag(target) for target in LANGUAGES)
 SINK_KINDS = ("eos", "tag_bos", "punctuation")
 OFFSETS = {"previous": -1, "same": 0, "next": 1}  # key position - query position
@@ -124,11 +125,13 @@ def is_punctuation(label: str) -> bool:
 
 
 def sink_kind(label: str) -> str | None:
-    """Which kind of sink a key is: "eos" (</s>), "tag_bos" (the language tag <2de>/<2fr>, or
-    <s>, the first key of the decoder), "punctuation", or None for an ordinary key."""
+    """Which kind of sink a key is: "eos" (</s>), "tag_bos" (the language tag <2de>/<2fr> or a
+    Marian model's >>de<<, or <s>, the first key of the decoder; a Marian model's is <pad>),
+    "punctuation", or None for an ordinary key."""
     if label == EOS:
         return "eos"
-    if label == BOS or label in LANGUAGE_TAGS:
+    marian_tag = label.startswith(">>") and label.endswith("<<")
+    if label in (BOS, MARIAN_START) or label in LANGUAGE_TAGS or marian_tag:
         return "tag_bos"
     if is_punctuation(label):
         return "punctuation"

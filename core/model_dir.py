@@ -47,7 +47,8 @@ shares with the model directory its export writes::
                                  it writes a blend there (never shipped)
 
 To read a directory a person chose, :func:`open_model_dir` finds its format among
-:data:`FORMATS` (or says which file is missing); ``ModelDir(path)`` only names the files, for
+:data:`FORMATS`, this one or a MarianMT directory of transformers (:class:`MarianDir`), or says
+which file is missing; ``ModelDir(path)`` only names the files, for
 writing a new one.
 """
 
@@ -70,6 +71,15 @@ from core.checkpoint import (
     write_text_atomically,
 )
 from core.errors import InputError
+from core.marian import REQUIRED_FILES as MARIAN_FILES
+from core.marian import (
+    WEIGHT_FILES,
+    load_marian_model,
+    load_marian_tokenizer,
+    marian_card,
+    missing_files,
+)
+from core.marian_tokenizer import MarianTokenizer
 from core.metrics_log import append_metrics, read_metrics, truncate_metrics, write_metrics
 from core.model import Transformer
 from core.tokenizer import Tokenizer
@@ -323,10 +333,36 @@ class ModelDir(TrainingFiles):
             shutil.copytree(self.snapshot_dir, destination.snapshot_dir)
 
 
+@dataclass(frozen=True)
+class MarianDir(ModelDir):
+    """A MarianMT directory as transformers' save_pretrained writes it, such as Helsinki-NLP's
+    OPUS-MT models (core/marian.py reads it): read, never written here. It has no snapshots,
+    training log or card.json; its card says what it is."""
+
+    @property
+    def model_file(self) -> Path:
+        """The weights (model.safetensors or pytorch_model.bin): what a head survey names."""
+        return next(p for p in map(self.path.joinpath, WEIGHT_FILES) if p.is_file())
+
+    @staticmethod
+    def missing(path: Path) -> list[str]:
+        return missing_files(path)
+
+    def load(
+        self, weights: str = MODEL_FILE, device: str | torch.device = "cpu"
+    ) -> tuple[Transformer, MarianTokenizer, dict]:
+        """(model in eval mode, vocabulary, card); there are no other ``weights`` to read."""
+        if weights != MODEL_FILE:
+            raise CheckpointError(f"{self.path}: a MarianMT directory has no {weights}")
+        model = load_marian_model(self.path, device)
+        tokenizer = load_marian_tokenizer(self.path, model.config.vocab_size)
+        return model, tokenizer, marian_card(self.path, model.config, list(tokenizer.languages))
+
+
 # The formats of model directory the lab reads, tried in this order by open_model_dir. Another
-# format (a MarianMT save_pretrained folder, say) is one more class here, with a static method
-# ``missing(path)`` (what the folder lacks to be of that format) and a method ``load``.
-FORMATS: tuple[type[ModelDir], ...] = (ModelDir,)
+# format is one more class here, with a static method ``missing(path)`` (what the folder lacks to
+# be of that format) and a method ``load``.
+FORMATS: tuple[type[ModelDir], ...] = (ModelDir, MarianDir)
 
 
 def open_model_dir(path: str | Path) -> ModelDir:
@@ -341,7 +377,8 @@ def open_model_dir(path: str | Path) -> ModelDir:
     lacking = " and ".join(FORMATS[0].missing(path))
     raise NotAModelDir(
         f"{path}: not a model directory, it has no {lacking} (a model directory holds "
-        f"{MODEL_FILE}, {TOKENIZER_FILE} and {CARD_FILE})"
+        f"{MODEL_FILE}, {TOKENIZER_FILE} and {CARD_FILE}; a MarianMT one "
+        f"{', '.join(MARIAN_FILES)} and {' or '.join(WEIGHT_FILES)})"
     )
 
 

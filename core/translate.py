@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from core.checkpoint import CheckpointError
 from core.cli import finite_float, positive_int
 from core.sentences import is_sentence, translate_by_sentence
-from core.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 
 
@@ -33,7 +32,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--model", default=str(DEFAULT_MODEL), help="model directory (default: %(default)s)"
     )
-    parser.add_argument("--target", default="de", choices=sorted(LANGUAGES), help="target language")
+    parser.add_argument(
+        "--target", default="de", help="target language, one of the model's (ours: de, fr)"
+    )
     parser.add_argument(
         "--beam-size", type=positive_int, default=4, help="beam size; 1 is greedy search"
     )
@@ -82,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         translator = Translator.load(args.model)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.target not in translator.languages:
+        languages = ", ".join(translator.languages)
+        print(f"error: --target {args.target}: the model writes {languages}", file=sys.stderr)
         return 2
     failed = 0
     for where, raw in raw_sentences(args.text):

@@ -40,7 +40,7 @@ from core.labelled_attention import (
 )
 from core.model import Intermediates, Transformer
 from core.model_dir import MODEL_FILE, open_model_dir
-from core.tokenizer import BOS_ID, EOS_ID, LANGUAGES, PAD_ID, Tokenizer, normalize_text
+from core.tokenizer import Tokenizer, normalize_text
 
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
 DEFAULT_MODEL = PRETRAINED_DIR / "en-de-fr"
@@ -124,7 +124,7 @@ class Translation:
 class EncoderBatch:
     """Several sentences through the encoder as one padded batch (the padding mask at work)."""
 
-    source_ids: np.ndarray  # (B, S), padded with PAD_ID
+    source_ids: np.ndarray  # (B, S), padded with the model's pad id
     source_tokens: list[list[str]]  # B lists of S pieces, "<pad>" included
     padding_mask: np.ndarray  # (B, S), True for real tokens
     attention: list[LabelledAttention]  # per sentence, (L, H, S, S) encoder self-attention
@@ -176,6 +176,11 @@ class Translator:
         return cls(*directory.load(weights, device), fast)
 
     @property
+    def languages(self) -> dict[str, str]:
+        """The languages the model translates into, code -> name ({"de": "German", ...})."""
+        return self.tokenizer.languages
+
+    @property
     def max_source_tokens(self) -> int:
         return int(self.model.config.max_len * SOURCE_SHARE_OF_MAX_LEN)
 
@@ -186,16 +191,16 @@ class Translator:
         translate, or an unknown target language.
         """
         check_text(text)
-        if target not in LANGUAGES:
+        if target not in self.languages:
             raise InputError(
-                f"Unknown target language {target!r}: choose one of {', '.join(LANGUAGES)}."
+                f"Unknown target language {target!r}: choose one of {', '.join(self.languages)}."
             )
         if not normalize_text(text):
             raise InputError("There is nothing to translate: type a sentence.")
         ids = self.tokenizer.encode_source(text, target)
         if len(ids) <= self.max_source_tokens:
             return ids, False
-        return [*ids[: self.max_source_tokens - 1], EOS_ID], True
+        return [*ids[: self.max_source_tokens - 1], self.model.config.eos_id], True
 
     def translate(
         self,
@@ -220,7 +225,7 @@ class Translator:
             self.decoder, source, beam_size, length_penalty, max_length, trace, pieces=pieces
         )
         output = beam.tokens  # ends with eos unless the length budget ran out
-        decoder_input = [BOS_ID, *output[:-1]]
+        decoder_input = [self.model.config.bos_id, *output[:-1]]
         result = Translation(
             text=self.tokenizer.decode(output),
             target=target,
@@ -283,13 +288,14 @@ class Translator:
         """Run the encoder on several sentences padded to one length, with full inspection."""
         rows = [self.source_ids(text, target)[0] for text in texts]
         width = max(len(row) for row in rows)
-        padded = [row + [PAD_ID] * (width - len(row)) for row in rows]
+        pad = self.model.config.pad_id
+        padded = [row + [pad] * (width - len(row)) for row in rows]
         source = torch.tensor(padded, device=self.device)
         trace = Intermediates()
         self.decoder.encode(source, trace)
         tokens = [self.tokenizer.pieces(row) for row in padded]
         attention = [labelled(trace.encoder_self, t, t, row) for row, t in enumerate(tokens)]
-        return EncoderBatch(np.array(padded), tokens, np.array(padded) != PAD_ID, attention)
+        return EncoderBatch(np.array(padded), tokens, np.array(padded) != pad, attention)
 
     @torch.inference_mode()
     def translate_batch(
@@ -305,13 +311,13 @@ class Translator:
         (core.decoding.batch_beam_search). Blank lines translate to blank lines; ``progress`` is
         called with the number of sentences of each batch done."""
         check_decoding(beam_size, length_penalty)
-        outputs = [""] * len(texts)
+        outputs, pad = [""] * len(texts), self.model.config.pad_id
         todo = [i for i, text in enumerate(texts) if normalize_text(text)]
         rows = [self.source_ids(texts[i], target)[0] for i in todo]  # refuses bad text first
         for batch in length_batches(rows, beam_size):
             width = len(rows[batch[0]])
             source = torch.tensor(
-                [rows[b] + [PAD_ID] * (width - len(rows[b])) for b in batch], device=self.device
+                [rows[b] + [pad] * (width - len(rows[b])) for b in batch], device=self.device
             )
             if beam_size == 1:
                 decoded = greedy_decode(self.decoder, source)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import torch
@@ -51,15 +52,18 @@ def spread(items: list, n: int) -> list:
 
 
 def validation_sample(
-    data_dir: Path, sentences: int, limit: int | None = None
+    data_dir: Path, sentences: int, limit: int | None = None, languages: Iterable[str] = LANGUAGES
 ) -> tuple[list[SamplePair], str]:
     """About ``sentences`` pairs of the validation split, split evenly between the target
-    languages (the first ones take the remainder), and a description of the sample."""
+    languages the model translates into (the first ones take the remainder), and a description
+    of the sample."""
+    targets = sorted(set(languages) & set(LANGUAGES))
+    if not targets:
+        raise CorpusError(f"the model translates into {', '.join(languages)}; the data has de, fr")
     corpus = load_corpus(data_dir, limit=limit)
     if not corpus.valid:
         notes = "; ".join(corpus.notes)
         raise CorpusError(f"{data_dir}: no validation pairs found ({notes})")
-    targets = sorted(LANGUAGES)
     pairs, parts = [], []
     for index, target in enumerate(targets):
         wanted = sentences // len(targets) + (index < sentences % len(targets))
@@ -157,7 +161,9 @@ def prepare(args: argparse.Namespace) -> tuple[Translator, str, list[SamplePair]
     resolve_defaults(args, len(all_heads(translator)))
     check_writable(args.output)
     limit = DRY_RUN_LINES if args.dry_run else None
-    pairs, description = validation_sample(args.data_dir, args.sentences, limit)
+    pairs, description = validation_sample(
+        args.data_dir, args.sentences, limit, translator.languages
+    )
     return translator, sha256, pairs, description
 
 

@@ -13,14 +13,19 @@ import torch
 from core.checkpoint import CheckpointError
 from core.decoding import beam_search, greedy_decode, max_output_length
 from core.engine import Engine
+from core.errors import InputError
 from core.marian import (
     load_marian_model,
     load_marian_tokenizer,
     missing_files,
     model_config,
 )
+from core.model_dir import MarianDir, open_model_dir
+from core.translate import main as translate_main
+from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
 from tests.marian_model import build_marian_dir
+from train.evaluate import main as evaluate_main
 
 transformers = pytest.importorskip("transformers")
 
@@ -225,3 +230,36 @@ def test_missing_files_are_named(marian_dir, tmp_path):
     (copy / "config.json").write_text("[1, 2]")
     with pytest.raises(CheckpointError, match="not a JSON object"):
         model_config(copy)
+
+
+def test_the_translator_opens_a_marian_directory(marian_dir, hf_model):
+    """Translator.load, as every page and command line calls it: the Marian format is found,
+    translations are transformers' (greedy here), traced and batched alike."""
+    assert isinstance(open_model_dir(marian_dir), MarianDir)
+    translator = Translator.load(marian_dir)
+    assert translator.languages == {"de": "German", "fr": "French"}
+    assert translator.card["name"] == marian_dir.name
+    result = translator.translate(SENTENCES[1], "fr", beam_size=1, trace=True)
+    assert result.source_tokens[0] == ">>fr<<" and result.source_tokens[-1] == "</s>"
+    assert result.decoder_input_tokens[0] == "<pad>"  # Marian's decoder starts from <pad>
+    budget = max_output_length(len(result.source_ids), translator.model.config.max_len)
+    source = torch.tensor([result.source_ids])
+    assert result.output_ids == generate(hf_model, source, budget, num_beams=1)
+    assert result.attention.cross.weights.shape[-1] == len(result.source_ids)
+    batch = translator.translate_batch(SENTENCES, "de", beam_size=4)
+    assert batch == [translator.translate(text, "de").text for text in SENTENCES]
+    with pytest.raises(InputError, match="choose one of de, fr"):
+        translator.translate("The dog runs.", "es")
+
+
+def test_the_command_lines_take_a_marian_directory(marian_dir, tmp_path, capsys):
+    translator = Translator.load(marian_dir)
+    assert translate_main(["--model", str(marian_dir), "--target", "fr", SENTENCES[0]]) == 0
+    assert capsys.readouterr().out == translator.translate(SENTENCES[0], "fr").text + "\n"
+    assert translate_main(["--model", str(marian_dir), "--target", "es", SENTENCES[0]]) == 2
+    assert "the model writes de, fr" in capsys.readouterr().err
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"{text}\tLe chien court.\n" for text in SENTENCES))
+    command = ["--model", str(marian_dir), "--target", "fr", "--tsv", str(pairs), "--quiet"]
+    assert evaluate_main(command) == 0
+    assert json.loads(capsys.readouterr().out)["sentences"] == len(SENTENCES)
