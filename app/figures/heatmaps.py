@@ -65,54 +65,59 @@ def heatmap(
     """
     z = np.asarray(z, dtype=float)
     n_rows, n_cols = z.shape
-    trace = go.Heatmap(
-        z=np.where(np.isneginf(z), np.nan, z),
-        x=np.arange(n_cols),
-        y=np.arange(n_rows),
-        colorscale=colorscale,
-        zmin=zmin,
-        zmax=zmax,
-        colorbar={"title": {"text": value_name}},
-        showscale=colorscale is not MASK_SCALE,  # two colours need no scale
-    )
+    trace = {
+        "z": np.where(np.isneginf(z), np.nan, z),
+        "x": np.arange(n_cols),
+        "y": np.arange(n_rows),
+        "colorscale": colorscale,
+        "zmin": zmin,
+        "zmax": zmax,
+        "colorbar": {"title": {"text": value_name}},
+        "showscale": colorscale is not MASK_SCALE,  # two colours need no scale
+    }
     row_labels = plot_labels(rows) if rows is not None else None
     col_labels = plot_labels(columns) if columns is not None else None
     shown_text = value_text
     if value_text is not None:
         value_text = np.vectorize(plot_lines, otypes=[str])(np.asarray(value_text, dtype=str))
     if row_labels is None and col_labels is None and value_text is None:
-        trace.hovertemplate = (
+        trace["hovertemplate"] = (
             f"{axis_names[0]} %{{y}}<br>{axis_names[1]} %{{x}}<br>{value_name} %{{z:.4f}}"
             "<extra></extra>"
         )
     else:
-        trace.customdata = hover_text(
+        trace["customdata"] = hover_text(
             numbered(row_labels, n_rows),
             numbered(col_labels, n_cols),
             values_as_text(z) if value_text is None else value_text,
             (*axis_names, value_name),
         )
-        trace.hovertemplate = "%{customdata}<extra></extra>"
+        trace["hovertemplate"] = "%{customdata}<extra></extra>"
     if show_text and value_text is not None:
         size = cell_text_size(np.asarray(shown_text, dtype=str))
         trace.update(text=value_text, texttemplate="%{text}", textfont={"size": size})
     elif np.isneginf(z).any():
         trace.update(text=np.where(np.isneginf(z), MINUS_INF, ""), texttemplate="%{text}")
-    fig = go.Figure(trace)
-    fig.update_layout(
-        # "container" with automargin: the title keeps clear of the tick labels on top
-        title={"text": plot_text(title), "yref": "container", "automargin": True},
-        height=figure_height(n_rows),
-        plot_bgcolor="#f3f3f3",
-        xaxis={"title": axis_names[1], "side": "top"},
-        yaxis={"title": axis_names[0], "autorange": "reversed"},
-        margin={"t": 110},
-    )
+    xaxis = {"title": axis_names[1], "side": "top"}
+    yaxis = {"title": axis_names[0], "autorange": "reversed"}
     if col_labels is not None:
-        fig.update_xaxes(tickvals=list(range(n_cols)), ticktext=col_labels, tickangle=-60)
+        xaxis.update(tickvals=list(range(n_cols)), ticktext=col_labels, tickangle=-60)
     if row_labels is not None:
-        fig.update_yaxes(tickvals=list(range(n_rows)), ticktext=row_labels)
-    return fig
+        yaxis.update(tickvals=list(range(n_rows)), ticktext=row_labels)
+    # built in one go: a third of the time of updating a figure property by property, on every
+    # page that draws a map
+    return go.Figure(
+        go.Heatmap(trace),
+        layout={
+            # "container" with automargin: the title keeps clear of the tick labels on top
+            "title": {"text": plot_text(title), "yref": "container", "automargin": True},
+            "height": figure_height(n_rows),
+            "plot_bgcolor": "#f3f3f3",
+            "xaxis": xaxis,
+            "yaxis": yaxis,
+            "margin": {"t": 110},
+        },
+    )
 
 
 def attention_map(
