@@ -22,18 +22,25 @@ FONT_SIZE = 16  # tick labels, legends and titles: read from the back of a lectu
 HOVER_FONT_SIZE = 20
 # What stands above a page's first chart: Streamlit's header, the banner, a heading and a row of
 # buttons or pickers (the beam search's steps, a layer and a head), with the gaps between them.
-ABOVE_FIRST_CHART = "17.5rem"
+ABOVE_FIRST_CHART = "16rem"
+HEATMAP_BOTTOM_PX = 24  # below a map whose column labels sit on top: plotly's default is 80
 # A figure drawn taller than its own layout height by at most this factor: a map of a few rows
 # stays a small map instead of a few giant cells.
 MAX_GROWTH = 1.6
-# Row labels sized to the rows they label: of a map's height, its title, the key labels on top
-# and the lower margin take up to this many px (measured in Chromium: 248-280 px) ...
-CHART_FRAME = 260
-LINE_HEIGHT = 1.4  # ... a label's box is this many times its font size ...
-ROW_LABEL_MIN_SIZE = 9  # ... which is never smaller than this (px); below, every k-th label shows
+# Row labels sized to the rows they label: of a map's height, its title, its compact caption, the
+# key labels on top and the lower margin take up to this many px (measured in Chromium: 160 px
+# for a 38-word sentence's cross-attention at 1280x720) ...
+CHART_FRAME = 170
+LINE_HEIGHT = 1.2  # ... a label's box is this many times its font size ...
+ROW_LABEL_MIN_SIZE = 12  # ... which is never smaller than this (px); below, every k-th label shows
 MAX_THINNING = 8
 
 CSS = f"""<style>
+/* text scales with the screen: 16 px at 720 px high, 24 px at 1080 (rem: the banner, headings, the
+   story's question and tables, buttons and alerts) */
+html {{ font-size: clamp(16px, calc(100vh / 45), 24px); }}
+/* no export from a projected view: its captions are compact (the banner holds the sentence) */
+[data-testid="stMain"] .modebar-container {{ display: none; }}
 /* the room the page gives to figures */
 [data-testid="stMainBlockContainer"] {{ padding-top: 3.5rem; padding-bottom: 2rem; }}
 /* the page's title: the banner and the figures' titles say what is on screen */
@@ -56,6 +63,8 @@ CSS = f"""<style>
 [data-testid="stMain"] :is(.st-key-snapshot, [data-testid="stExpander"], [role="tablist"]) {{
     display: none;
 }}
+/* a slider's label (the beam search's step, the training step): its value shows on its thumb */
+[data-testid="stMain"] [data-testid="stSlider"] [data-testid="stWidgetLabel"] {{ display: none; }}
 /* the pickers it keeps (a layer, a head): the label beside small options, one line */
 [class*="st-key-{KEPT}"] [data-testid="stButtonGroup"] {{
     display: flex; align-items: center; gap: 0.5rem;
@@ -85,6 +94,8 @@ def fit(fig: go.Figure, name: str) -> str:
     # layout.font does not reach
     fig.update_xaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
     fig.update_yaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
+    if fig.layout.xaxis.side == "top" and fig.layout.margin.b is None:
+        fig.update_layout(margin_b=HEATMAP_BOTTOM_PX)  # the room goes to the map's rows
     height = f"min(calc(100vh - {ABOVE_FIRST_CHART}), {round(own_height * MAX_GROWTH)}px)"
     chart = f".st-key-chart-{name}"
     rules = [f"{chart} {{ height: {height}; container-type: size; }}"]

@@ -93,8 +93,10 @@ def test_the_attention_weights_download_as_json(server, page, translator):  # no
 
 BOX = "el => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }"
 # per chart, the bounding boxes of its caption lines and of its tick labels: [[captions], [ticks]]
+# (a caption of one line, a projector's, is its text element itself, without tspans)
 CAPTIONS_AND_TICKS = f"""() => [...document.querySelectorAll('.js-plotly-plot')].map(chart => [
-    [...chart.querySelectorAll('.gtitle-subtitle tspan')].map({BOX}),
+    [...chart.querySelectorAll(
+        '.gtitle-subtitle tspan, .gtitle-subtitle:not(:has(tspan))')].map({BOX}),
     [...chart.querySelectorAll('.xtick text, .ytick text')].map({BOX}),
 ])"""
 
