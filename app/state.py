@@ -15,7 +15,15 @@ import torch
 from app import memory
 from app.analysis import Analysis, analyse
 from app.shared_cache import shared
-from core import DEFAULT_MODEL, CheckpointError, InputError, Translator, attribution, snapshots
+from core import (
+    DEFAULT_MODEL,
+    LANGUAGES,
+    CheckpointError,
+    InputError,
+    Translator,
+    attribution,
+    snapshots,
+)
 from core.ablation import (
     Head,
     Shift,
@@ -29,6 +37,7 @@ from core.sentences import translate_text
 from core.translator import EncoderBatch, Translation
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
+MODEL_KEY = "model"  # the sidebar's choice among model_choices(), by name (?model= in the URL)
 
 EXAMPLES = [
     "The animal didn't cross the street because it was too tired.",
@@ -61,8 +70,34 @@ def settings() -> Settings:
     )
 
 
+def model_choices() -> dict[str, Path]:
+    """The models the sidebar offers, by name: those of $ATTENTION_LAB_MODEL (a directory of
+    ours or a MarianMT one; several separated by os.pathsep), the first the default, then the
+    shipped model."""
+    paths = [Path(p) for p in os.environ.get(MODEL_ENV, "").split(os.pathsep) if p]
+    choices: dict[str, Path] = {}
+    for path in [*paths, DEFAULT_MODEL]:
+        if path.resolve() not in {p.resolve() for p in choices.values()}:
+            name = path.name if path.name not in choices else f"{path.parent.name}/{path.name}"
+            choices[name] = path
+    return choices
+
+
 def model_dir() -> Path:
-    return Path(os.environ.get(MODEL_ENV) or DEFAULT_MODEL)
+    """The model chosen in the sidebar (or in the URL, before the sidebar has drawn its choice),
+    else the first of :func:`model_choices`."""
+    choices = model_choices()
+    chosen = st.session_state.get(MODEL_KEY) or st.query_params.get(MODEL_KEY)
+    return choices.get(chosen, next(iter(choices.values())))
+
+
+def languages() -> dict[str, str]:
+    """The languages the model translates into, code -> name (the lab's own while it cannot be
+    loaded: the page says why)."""
+    try:
+        return load_translator(str(model_dir())).languages
+    except CheckpointError:
+        return LANGUAGES
 
 
 def use_one_thread() -> None:
@@ -320,7 +355,7 @@ def translator() -> Translator:
             f"No usable model at `{path}`.\n\n{error}\n\n"
             f"The shipped model lives in `pretrained/en-de-fr/`; to use another, set the "
             f"environment variable `{MODEL_ENV}` to its directory ({MODEL_FILE}, {TOKENIZER_FILE}, "
-            f"{CARD_FILE}) and restart the app."
+            f"{CARD_FILE}; or a MarianMT directory saved by transformers) and restart the app."
         )
         st.stop()
 

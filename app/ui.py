@@ -19,7 +19,7 @@ from streamlit.delta_generator import DeltaGenerator
 from app import narrow, notices, presentation, slides, state
 from app.display import piece_text
 from app.state import DEFAULTS, EXAMPLES, settings
-from core import LANGUAGES, CheckpointError, InputError
+from core import CheckpointError, InputError
 from core.labelled_attention import PREDICTS, LabelledAttention
 from core.model_dir import ModelDir
 from core.snapshots import SnapshotView
@@ -86,7 +86,9 @@ def sidebar() -> None:
             help="Typing, then Ctrl+Enter or a click outside, does too.",
         )
         st.pills("Classic examples", EXAMPLES, key="example", on_change=_use_example)
-        pick("Translate into", list(LANGUAGES), "to", DEFAULTS.to, LANGUAGES.get)
+        languages = state.languages()
+        to = DEFAULTS.to if DEFAULTS.to in languages else None  # None: the model's first
+        pick("Translate into", list(languages), "to", to, languages.get)
         st.slider(
             "Beam size",
             1,
@@ -124,6 +126,14 @@ def sidebar() -> None:
             help="The camera icon above each chart, and the Figure for slides button under it, "
             "download it in this format, with its caption.",
         )
+        if len(state.model_choices()) > 1:  # $ATTENTION_LAB_MODEL names another model
+            pick(
+                "Model",
+                list(state.model_choices()),
+                state.MODEL_KEY,
+                help="The models of $ATTENTION_LAB_MODEL (this lab's or MarianMT directories) "
+                "and the shipped one.",
+            )
         st.caption("The address bar holds this view: copy it to share exactly what is on screen.")
     st.html(narrow.CSS)
     if settings().present:
@@ -143,7 +153,7 @@ def sentence_banner() -> None:
     except (InputError, CheckpointError):
         return
     result = analysis.result
-    language = LANGUAGES[current.to]
+    language = state.languages().get(current.to, current.to)
     if analysis.read.sentences > 1:  # what every page but Translate draws
         language += ", the whole text read as one sequence"
     source, target = st.container(key="sentence-banner").columns(2)

@@ -268,3 +268,19 @@ def marian_card(path: Path, config: ModelConfig, languages: list[str]) -> dict:
         "config": {k: v for k, v in vars(config).items()},
         "languages": {"source": source or "?", "targets": languages},
     }
+
+
+def beyond_the_paper(config: ModelConfig) -> list[str]:
+    """What a model computes beyond the paper's Transformer, in words ([] for the paper's)."""
+    paper = ModelConfig()
+    notes = {
+        "activation": f"{config.activation} in the feed-forward layers, not ReLU",
+        "scale_embedding": "embeddings not scaled by sqrt(d_model)",
+        "positional_layout": "sinusoids laid out sines first, then cosines",
+        "output_bias": "a learned bias on the logits",
+        "suppress_pad": "decoding never outputs <pad>",
+    }
+    differ = [note for name, note in notes.items() if getattr(config, name) != getattr(paper, name)]
+    if config.bos_id == config.pad_id:
+        differ.append("the decoder starts from <pad>")
+    return differ

@@ -10,7 +10,6 @@ from app import state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.coverage import compared_coverage, coverage_rows, named_flags
 from app.figures.heatmaps import attention_map
-from core import LANGUAGES
 from core.coverage import Thresholds, coverage
 from core.decoding import first_divergence, length_penalty
 from core.labelled_attention import LabelledAttention
@@ -67,10 +66,11 @@ for column, (prefix, side), head in zip(st.columns(2), SIDES.items(), (1, 2)):
         caption = ui.sentence_caption(kind=kind, layer=layer, head=chosen)
         ui.chart(head_map(attention, layer, chosen, title), f"compare-{prefix}", caption=caption)
 
-st.header("German and French")
+languages = state.languages()  # the shipped model's: German and French
+st.header(" and ".join(languages.values()))
 translations: dict[str, Translation] = {
     target: state.cached_analysis(path, settings.text, target, settings.beam, settings.alpha).result
-    for target in LANGUAGES
+    for target in languages
 }
 st.caption(
     f"The same sentence into each language (beam {settings.beam}, α {settings.alpha}), with the "
@@ -80,10 +80,10 @@ st.caption(
 layer, chosen = head_picker(result.attention.cross, "language", "avg")
 for column, (target, translation) in zip(st.columns(len(translations)), translations.items()):
     with column:
-        st.caption(LANGUAGES[target])
+        st.caption(languages[target])
         st.code(translation.text, language=None, wrap_lines=True)
         cross = ATTENTION_KINDS["cross"].lower()
-        title = f"{LANGUAGES[target]}: {cross}, {head_name(layer, chosen)}"
+        title = f"{languages[target]}: {cross}, {head_name(layer, chosen)}"
         # the caption names this map's language and translation, not the sidebar's
         caption = replace(
             ui.sentence_caption(kind="cross", layer=layer, head=chosen),

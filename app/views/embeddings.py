@@ -28,18 +28,29 @@ st.markdown(
     "Attention alone ignores order, so each position adds a fixed pattern of sines and "
     "cosines of geometrically spaced wavelengths (section 3.5):"
 )
-st.latex(
-    r"PE_{(pos,\,2i)} = \sin\!\left(pos / 10000^{2i/d_{model}}\right) \qquad "
-    r"PE_{(pos,\,2i+1)} = \cos\!\left(pos / 10000^{2i/d_{model}}\right)"
-)
-order = ui.pick(
-    "Order of the dimensions in the heatmaps",
-    list(PE_ORDERS),
-    "peorder",
-    format_func=PE_ORDERS.get,
-    help="The paper interleaves them (even: sine, odd: cosine), which draws a barcode; as two "
-    "blocks each shows a smooth sweep from fast waves (left) to slow ones (right).",
-)
+if config.positional_layout == "halves":  # a model trained elsewhere (Marian)
+    st.latex(
+        r"PE_{(pos,\,i)} = \sin\!\left(pos / 10000^{2i/d_{model}}\right) \qquad "
+        r"PE_{(pos,\,d_{model}/2+i)} = \cos\!\left(pos / 10000^{2i/d_{model}}\right)"
+    )
+    st.caption(
+        "This model lays the paper's waves out as Marian does: all sines in the first half of "
+        "the dimensions, all cosines in the second. The heatmaps draw them as it stores them."
+    )
+    order = "interleaved"  # as computed: this model's own order is already two blocks
+else:
+    st.latex(
+        r"PE_{(pos,\,2i)} = \sin\!\left(pos / 10000^{2i/d_{model}}\right) \qquad "
+        r"PE_{(pos,\,2i+1)} = \cos\!\left(pos / 10000^{2i/d_{model}}\right)"
+    )
+    order = ui.pick(
+        "Order of the dimensions in the heatmaps",
+        list(PE_ORDERS),
+        "peorder",
+        format_func=PE_ORDERS.get,
+        help="The paper interleaves them (even: sine, odd: cosine), which draws a barcode; as "
+        "two blocks each shows a smooth sweep from fast waves (left) to slow ones (right).",
+    )
 order_note = " (sines, then cosines)" if order == "blocks" else ""
 
 st.subheader("Your sentence")
@@ -62,7 +73,7 @@ length = st.slider(
     key="positions",
     bind="query-params",
 )
-pe = positional_encoding(length, config.d_model).numpy()  # (positions, d_model)
+pe = positional_encoding(length, config.d_model, config.positional_layout).numpy()  # (T, D)
 ui.chart(
     positional_heatmap(pe, title=f"PE, positions 0..{length - 1}{order_note}", order=order),
     "pe-range",

@@ -6,6 +6,7 @@ from app import state, ui
 from app.figures.training import training_curves
 from app.figures.training_log import card_facts, series, training_log
 from core import LANGUAGES
+from core.marian import beyond_the_paper
 from core.model_dir import METRICS_FILE, ModelDir
 
 st.title("Model")
@@ -26,6 +27,8 @@ st.markdown(
     + " residual blocks, sinusoidal positions, one embedding matrix shared by the encoder, the "
     "decoder and the output projection."
 )
+if beyond_the_paper(config):  # a model trained elsewhere, such as a MarianMT model
+    st.markdown("Beyond the paper: " + "; ".join(beyond_the_paper(config)) + ".")
 facts = {
     "parameters": f"{translator.model.num_parameters():,}",
     "encoder layers": config.n_encoder_layers,

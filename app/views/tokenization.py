@@ -5,19 +5,31 @@ import streamlit as st
 from app import state, ui
 from app.display import SENTENCEPIECE_WORD_START, WORD_START, piece_count
 from app.figures.tokens import token_chips
-from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from core.marian_tokenizer import MarianTokenizer
 
 st.title("Tokenization")
 analysis = state.analysis()
 result = analysis.result
 tokenizer = state.translator().tokenizer
-st.markdown(
-    f"One SentencePiece vocabulary of {len(tokenizer)} pieces serves English, German and French. "
-    f"`{SENTENCEPIECE_WORD_START}` (shown as `{WORD_START}` in the figures and tables) marks a "
-    "piece that starts a word; a character "
-    "the vocabulary lacks is spelled as its UTF-8 bytes (`<0xF0>`...), so no input is lost to "
-    "`<unk>`. The language tag in front tells the model which language to write."
-)
+config = state.translator().model.config
+marian = isinstance(tokenizer, MarianTokenizer)  # a MarianMT model: two SentencePiece models
+if marian:
+    st.markdown(
+        "This MarianMT model cuts text with two SentencePiece models, `source.spm` for the "
+        "English and `target.spm` for its output, and `vocab.json` gives the pieces of both their "
+        f"ids, {len(tokenizer)} in all. `{SENTENCEPIECE_WORD_START}` (shown as `{WORD_START}`) "
+        "marks a piece that starts a word; a piece `vocab.json` lacks becomes `<unk>`. A model "
+        "with several target languages reads which one to write from a token such as `>>de<<` "
+        "in front."
+    )
+else:
+    st.markdown(
+        f"One SentencePiece vocabulary of {len(tokenizer)} pieces serves English, German and "
+        f"French. `{SENTENCEPIECE_WORD_START}` (shown as `{WORD_START}` in the figures and "
+        "tables) marks a piece that starts a word; a character "
+        "the vocabulary lacks is spelled as its UTF-8 bytes (`<0xF0>`...), so no input is lost "
+        "to `<unk>`. The language tag in front tells the model which language to write."
+    )
 
 
 def show(title: str, text: str, pieces: list[str], ids: list[int], kinds: list[str], name: str):
@@ -53,22 +65,19 @@ show(
     analysis.output_kinds,
     "output-pieces",
 )
-st.caption("The decoder reads <s> followed by its own output so far, one position behind.")
+start = tokenizer.pieces([config.bos_id])[0]  # <s>; a Marian model's <pad>
+st.caption(f"The decoder reads {start} followed by its own output so far, one position behind.")
 
 st.subheader("Special tokens")
+starts_decoder = config.bos_id == config.pad_id  # Marian's decoder starts from <pad>
+pad_role = "padding, never attended to" + ("; the decoder's first input" * starts_decoder)
 specials = [
-    (PAD_ID, "padding, never attended to"),
-    (UNK_ID, "unknown (unused: byte fallback)"),
-    (BOS_ID, "begin: the decoder's first input"),
-    (EOS_ID, "end of sentence"),
+    (config.pad_id, pad_role),
+    (tokenizer.unk_id, "unknown" if marian else "unknown (unused: byte fallback)"),
+    *([] if starts_decoder else [(config.bos_id, "begin: the decoder's first input")]),
+    (config.eos_id, "end of sentence"),
 ]
-specials += [
-    (tokenizer.sp.piece_to_id(f"<2{target}>"), f"translate into {target}")
-    for target in ("de", "fr")
-]
+specials += [(token, f"translate into {target}") for target, token in tokenizer.tag_ids.items()]
 ui.table(
-    [
-        {"id": token, "piece": tokenizer.sp.id_to_piece(token), "role": role}
-        for token, role in specials
-    ]
+    [{"id": token, "piece": tokenizer.pieces([token])[0], "role": role} for token, role in specials]
 )

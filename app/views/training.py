@@ -28,7 +28,11 @@ DYNAMICS_HELP = (
 st.title("Training dynamics: watch attention being learned")
 state.translator()  # says so if there is no model
 if not ModelDir(state.model_dir()).snapshots():
-    st.info(f"This model keeps no snapshots of its training ({SNAPSHOT_DIR}/ beside {MODEL_FILE}).")
+    st.info(
+        f"This model keeps no snapshots of its training ({SNAPSHOT_DIR}/ beside {MODEL_FILE}); "
+        "a model trained elsewhere, such as a MarianMT model from Hugging Face, has none, and "
+        "this page cannot apply to it."
+    )
     st.stop()
 analysis = state.analysis()
 views = state.snapshot_views()

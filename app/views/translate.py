@@ -6,19 +6,19 @@ import streamlit as st
 from app import notices, state, ui
 from app.display import piece_count
 from app.figures.heatmaps import attention_map
-from core import LANGUAGES
 from core.sentences import is_sentence, joined
 
 st.title("Translate")
 analysis = state.analysis()
 settings = state.settings()
 result = analysis.result
+language = state.languages()[settings.to]
 notices.show()  # beside the translation too: the sidebar is closed on a phone and a projector
 
 sentences = analysis.read.sentences
 shown_first = result.text  # what the reference is scored against
 if sentences > 1:
-    st.subheader(f"{LANGUAGES[settings.to]}, sentence by sentence")
+    st.subheader(f"{language}, sentence by sentence")
     progress = st.progress(0.0, text=f"Translating {sentences} sentences…")
     pairs, cut = state.sentence_by_sentence(progress.progress)
     progress.empty()
@@ -41,9 +41,9 @@ if sentences > 1:
         f"time (cut by sentencex). Every other page shows the model reading {every} as one "
         "sequence, as below: given a whole paragraph at once, it tends to leave sentences out."
     )
-    st.subheader(f"{LANGUAGES[settings.to]}, the whole text as one sequence")
+    st.subheader(f"{language}, the whole text as one sequence")
 else:
-    st.subheader(LANGUAGES[settings.to])
+    st.subheader(language)
 st.code(result.text, language=None, wrap_lines=True)
 search = (
     "greedy search"
@@ -64,7 +64,7 @@ reference = st.text_area(
     "Reference translation (optional)",
     key="ref",
     bind="query-params",
-    placeholder=f"A {LANGUAGES[settings.to]} translation to score the output against",
+    placeholder=f"A {language} translation to score the output against",
 )
 if reference.strip():
     bleu = sacrebleu.sentence_bleu(shown_first, [reference])
