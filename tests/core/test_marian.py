@@ -14,6 +14,7 @@ from core.checkpoint import CheckpointError
 from core.decoding import beam_search, greedy_decode, max_output_length
 from core.engine import Engine
 from core.errors import InputError
+from core.head_survey import load_survey
 from core.marian import (
     load_marian_model,
     load_marian_tokenizer,
@@ -25,7 +26,9 @@ from core.translate import main as translate_main
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
 from tests.marian_model import build_marian_dir
+from tests.training import write_tiny_data
 from train.evaluate import main as evaluate_main
+from train.head_survey import main as survey_main
 
 transformers = pytest.importorskip("transformers")
 
@@ -263,3 +266,17 @@ def test_the_command_lines_take_a_marian_directory(marian_dir, tmp_path, capsys)
     command = ["--model", str(marian_dir), "--target", "fr", "--tsv", str(pairs), "--quiet"]
     assert evaluate_main(command) == 0
     assert json.loads(capsys.readouterr().out)["sentences"] == len(SENTENCES)
+
+
+def test_the_head_survey_runs_on_a_marian_directory(marian_dir, tmp_path):
+    """train.head_survey on a Marian model: its languages' validation pairs only (the one-target
+    model's German), and the survey names the weights file it was computed on."""
+    one = build_marian_dir(tmp_path / "one", targets=("de",))
+    data = write_tiny_data(tmp_path / "data")
+    output = tmp_path / "heads.json"
+    command = ["--model", str(one), "--data-dir", str(data), "--output", str(output)]
+    assert survey_main([*command, "--dry-run", "--quiet"]) == 0
+    survey = load_survey(tmp_path)
+    assert survey.model_sha256 == MarianDir(one).model_sha256()
+    assert MarianDir(one).model_file.name == "model.safetensors"
+    assert "en-de" in survey.sample and "en-fr" not in survey.sample
