@@ -145,16 +145,16 @@ def write_tokenizer(tokenizer: Tokenizer, out: Path, max_len: int) -> None:
     hf_tokenizer.save_pretrained(out)
 
 
-def model_card(card: dict, architecture: str, targets: list[str]) -> str:
+def model_card(card: dict, architecture: str, languages: dict[str, str]) -> str:
     """README.md of the exported folder: what it is, how to call it, what differs from ours."""
-    examples = card.get("examples", [])[:4]
+    examples, targets = card.get("examples", [])[:4], list(languages)
     lines = [
         "---",
         "language: [en, " + ", ".join(targets) + "]",
         "tags: [translation, attention-lab]",
         "pipeline_tag: translation",
         "---",
-        f"# {card.get('name', 'attention-lab')}: English to {', '.join(targets)}",
+        f"# {card.get('name', 'attention-lab')}: English to {' and '.join(languages.values())}",
         "",
         card.get("description", ""),
         "",
@@ -176,8 +176,8 @@ def model_card(card: dict, architecture: str, targets: list[str]) -> str:
         "print(tokenizer.batch_decode(output, skip_special_tokens=True))",
         "```",
         "",
-        'With transformers 4.x, `pipeline("translation", model=FOLDER)` does the same; '
-        "transformers 5 has no translation pipeline.",
+        "Checked with transformers 5, which has no translation pipeline any more (4.x had "
+        '`pipeline("translation")`); `generate` as above is what it did.',
         "",
         "## What differs from the lab",
         "",
@@ -212,7 +212,7 @@ def export(model_dir: str | Path, out: str | Path) -> Path:
         if translator.model.config.norm_first
         else ""
     )
-    card_text = model_card(translator.card, architecture, list(tokenizer.languages))
+    card_text = model_card(translator.card, architecture, tokenizer.languages)
     (out / "README.md").write_text(card_text, encoding="utf-8")
     return out
 
