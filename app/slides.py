@@ -157,30 +157,33 @@ def add_caption(fig: go.Figure, caption: Caption, compact: bool = False) -> None
     column labels sit on top) gets that height added to it; otherwise the title's automargin
     makes room."""
     lines = caption_lines(caption, compact)
+    layout = fig.layout
     # broken between words only: the title is markup already (&lt;), which a break could split
     title = textwrap.wrap(
-        fig.layout.title.text or "", TITLE_CHARS, break_on_hyphens=False, break_long_words=False
+        layout.title.text or "", TITLE_CHARS, break_on_hyphens=False, break_long_words=False
     ) or [""]
     shift = MULTILINE_TITLE_SHIFT_PX if len(title) > 1 else 0
     extra = len(lines) * CAPTION_LINE_PX + (len(title) - 1) * TITLE_LINE_PX + shift
     extra += CAPTION_GAP_PX
-    fig.update_layout(
-        title={
-            "text": "<br>".join(title),
-            "subtitle": {
-                "text": "<br>".join(plot_text(line) for line in lines),
-                "font": {"size": CAPTION_FONT_PX, "color": "#555555"},
-            },
-            "automargin": True,
-            "yref": "container",
-            "y": 1,
-            "yanchor": "top",
-            "pad": {"t": TITLE_PAD_PX + shift},
+    # The title set whole, keeping what else the figure's title has (its font, its place): a
+    # tenth of the time of Figure.update_layout, whose merging took 5-9 ms on every chart of
+    # every run. The subtitle and the padding are the caption's own: no figure sets them.
+    layout.title = {
+        **layout.title.to_plotly_json(),
+        "text": "<br>".join(title),
+        "subtitle": {
+            "text": "<br>".join(plot_text(line) for line in lines),
+            "font": {"size": CAPTION_FONT_PX, "color": "#555555"},
         },
-        height=(fig.layout.height or DEFAULT_HEIGHT) + extra,
-    )
-    if fig.layout.margin.t is not None:
-        fig.update_layout(margin={"t": fig.layout.margin.t + extra})
+        "automargin": True,
+        "yref": "container",
+        "y": 1,
+        "yanchor": "top",
+        "pad": {"t": TITLE_PAD_PX + shift},
+    }
+    layout.height = (layout.height or DEFAULT_HEIGHT) + extra
+    if layout.margin.t is not None:
+        layout.margin.t += extra
 
 
 def export_options(name: str, image_format: str) -> dict:

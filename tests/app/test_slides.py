@@ -4,6 +4,7 @@ attention as JSON, and the Heads lab's focus word and lines (issues #10 and #12)
 import json
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 from app import slides
@@ -82,6 +83,18 @@ def test_the_caption_is_drawn_in_the_figure_escaped_and_the_plot_keeps_its_size(
     assert fig.layout.title.subtitle.text == "<br>".join(plot_text(x) for x in lines)
     assert "&lt;b&gt;cat&lt;/b&gt;" in fig.layout.title.subtitle.text  # shown literally
     assert (fig.layout.height, fig.layout.margin.t) == (height + extra, top + extra)
+
+
+def test_the_caption_keeps_what_else_the_figures_title_has():
+    """add_caption sets the title whole (a tenth of the time of update_layout's merge): the
+    figure's own title font and place stay; a figure of plotly's default height grows from it."""
+    fig = go.Figure(layout={"title": {"text": "Map", "font": {"size": 20}, "x": 0.1}})
+    slides.add_caption(fig, CAPTION)
+    title = fig.layout.title
+    assert (title.text, title.font.size, title.x) == ("Map", 20, 0.1)
+    assert title.subtitle.text and title.yanchor == "top"
+    extra = len(slides.caption_lines(CAPTION)) * slides.CAPTION_LINE_PX + slides.CAPTION_GAP_PX
+    assert fig.layout.height == slides.DEFAULT_HEIGHT + extra and fig.layout.margin.t is None
 
 
 def test_a_long_title_wraps_between_words_below_the_top_and_the_plot_keeps_its_size():
