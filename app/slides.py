@@ -11,6 +11,7 @@ exactly the figure, so a caption that is part of it cannot be lost on the way to
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import textwrap
@@ -125,7 +126,8 @@ def wrapped(text: str, width: int) -> list[str]:
     lines: list[str] = []
     for word in text.split():
         while columns(word) > width:  # the longest start of the word that fits a line
-            cut = max(n for n in range(1, len(word) + 1) if columns(word[:n]) <= width)
+            starts = itertools.accumulate(columns(character) for character in word)
+            cut = max(1, sum(1 for width_so_far in starts if width_so_far <= width))
             lines.append(word[:cut])
             word = word[cut:]
         if lines and columns(lines[-1]) + 1 + columns(word) <= width:
