@@ -38,11 +38,12 @@ def head_dashboard(values: np.ndarray, roles: Sequence[str], title: str, name: s
         ).reshape(values.shape),
         show_text=True,
     )
-    fig.update_xaxes(tickangle=0)
-    fig.update_traces(textfont={"size": DASHBOARD_TEXT_PX})
+    # property by property: a fifth of the time of update_layout's merging
+    fig.layout.xaxis.tickangle = 0
+    fig.data[0].textfont.size = DASHBOARD_TEXT_PX
     # the column labels sit on top (heatmap's margin), nothing below the grid
-    height = fig.layout.margin.t + DASHBOARD_BOTTOM_PX + DASHBOARD_ROW_PX * layers
-    fig.update_layout(height=height, margin={"b": DASHBOARD_BOTTOM_PX})
+    fig.layout.height = fig.layout.margin.t + DASHBOARD_BOTTOM_PX + DASHBOARD_ROW_PX * layers
+    fig.layout.margin.b = DASHBOARD_BOTTOM_PX
     return fig
 
 
@@ -50,23 +51,22 @@ def ranked_bars(
     labels: Sequence[str], values: Sequence[float], title: str, xaxis: dict, hover: str
 ) -> go.Figure:
     """A horizontal bar per label, the first on top (the caller ranks them)."""
-    fig = go.Figure(
+    return go.Figure(
         go.Bar(
             x=list(values),
             y=[plot_text(label) for label in labels],
             orientation="h",
             marker_color=STATUS_COLOURS["kept"],
             hovertemplate=f"%{{y}}{hover}<extra></extra>",
-        )
+        ),
+        layout={
+            "title": plot_text(title),
+            "height": figure_height(len(labels), per_row=30, minimum=260),
+            "xaxis": xaxis,
+            "yaxis": {"autorange": "reversed"},
+            "margin": {"l": 260},
+        },
     )
-    fig.update_layout(
-        title=plot_text(title),
-        height=figure_height(len(labels), per_row=30, minimum=260),
-        xaxis=xaxis,
-        yaxis={"autorange": "reversed"},
-        margin={"l": 260},
-    )
-    return fig
 
 
 def focus_bars(
@@ -137,16 +137,17 @@ def attention_lines(
         )
         for key, weight in enumerate(row)
     ]
-    fig = go.Figure([*columns, *lines])
-    fig.update_layout(
-        title=plot_text(title),
-        height=figure_height(max(len(queries), len(keys)), per_row=24),
-        showlegend=False,
-        plot_bgcolor="rgba(0,0,0,0)",
-        xaxis={"visible": False, "range": [-1.2, 2.2]},
-        yaxis={"visible": False, "autorange": "reversed"},
+    return go.Figure(
+        [*columns, *lines],
+        layout={
+            "title": plot_text(title),
+            "height": figure_height(max(len(queries), len(keys)), per_row=24),
+            "showlegend": False,
+            "plot_bgcolor": "rgba(0,0,0,0)",
+            "xaxis": {"visible": False, "range": [-1.2, 2.2]},
+            "yaxis": {"visible": False, "autorange": "reversed"},
+        },
     )
-    return fig
 
 
 def token_score_changes(
@@ -180,17 +181,21 @@ def pruning_curve(
 ) -> go.Figure:
     """BLEU and chrF of the survey's sample as the least important heads are switched off, from
     none to all ``total`` (Michel et al. 2019)."""
-    fig = go.Figure(
+    return go.Figure(
         [
-            go.Scatter(x=list(heads_off), y=list(scores), mode="lines+markers", name=name)
+            go.Scatter(
+                x=list(heads_off),
+                y=list(scores),
+                mode="lines+markers",
+                name=name,
+                hovertemplate="%{x} heads off: %{y:.1f}",
+            )
             for name, scores in (("BLEU", bleu), ("chrF", chrf))
-        ]
+        ],
+        layout={
+            "title": plot_text(title),
+            "height": 380,
+            "xaxis": {"title": f"heads switched off, least important first (of {total})"},
+            "yaxis": {"title": "score", "rangemode": "tozero"},
+        },
     )
-    fig.update_traces(hovertemplate="%{x} heads off: %{y:.1f}")
-    fig.update_layout(
-        title=plot_text(title),
-        height=380,
-        xaxis={"title": f"heads switched off, least important first (of {total})"},
-        yaxis={"title": "score", "rangemode": "tozero"},
-    )
-    return fig
