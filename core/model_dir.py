@@ -48,8 +48,7 @@ shares with the model directory its export writes::
 
 To read a directory a person chose, :func:`open_model_dir` finds its format among
 :data:`FORMATS`, this one or a MarianMT directory of transformers (:class:`MarianDir`), or says
-which file is missing; ``ModelDir(path)`` only names the files, for
-writing a new one.
+which file is missing; ``ModelDir(path)`` only names the files, for writing a new one.
 """
 
 from __future__ import annotations
