@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 import torch
 
+from core.ablation import all_heads, head_importance, intervened_translator
 from core.checkpoint import CheckpointError
 from core.decoding import beam_search, greedy_decode, max_output_length
 from core.engine import Engine
@@ -280,3 +282,15 @@ def test_the_head_survey_runs_on_a_marian_directory(marian_dir, tmp_path):
     assert survey.model_sha256 == MarianDir(one).model_sha256()
     assert MarianDir(one).model_file.name == "model.safetensors"
     assert "en-de" in survey.sample and "en-fr" not in survey.sample
+
+
+def test_heads_can_be_switched_off_in_a_marian_model(marian_dir):
+    """The Heads lab's interventions on a Marian model: the readable model computes (the engine
+    stands only for the model as it is), and turning heads off changes the log-probabilities."""
+    translator = Translator.load(marian_dir)
+    result = translator.translate(SENTENCES[1], "fr", trace=True)
+    importance = head_importance(translator, result, "cross")
+    assert importance.shape == (2, 4) and np.isfinite(importance).all()
+    off = intervened_translator(translator, all_heads(translator), "off")
+    assert not Engine.can_run(off.model)
+    assert off.inspect(result).score != pytest.approx(translator.inspect(result).score)
