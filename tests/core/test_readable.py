@@ -49,7 +49,20 @@ def test_english_with_names_and_technical_terms_gets_no_notice(text):
 
 def words(n: int) -> str:
     """An English sentence of ``n`` words."""
-    story = "the small dog runs after the red ball in the park and".split()
+    story = [
+        "the",
+        "small",
+        "dog",
+        "runs",
+        "after",
+        "the",
+        "red",
+        "ball",
+        "in",
+        "the",
+        "park",
+        "and",
+    ]
     return " ".join(["Today", *(story[i % len(story)] for i in range(n - 2)), "again."])
 
 
