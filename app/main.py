@@ -59,7 +59,7 @@ st.set_page_config(
     menu_items={"About": ABOUT},
 )
 state.use_one_thread()
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, expanded=True)  # all thirteen links: Streamlit folds a long list
 ui.sidebar()
 ui.sentence_banner()  # on every page: with the sidebar collapsed it is the only English
 try:
