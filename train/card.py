@@ -254,7 +254,7 @@ def training_section(training: dict) -> list[str]:
     if recipe:
         lines.append(
             f"- Adam (0.9, 0.98, 1e-9), the paper's warm-up ({recipe['warmup']} steps) + inverse "
-            f"square root schedule x {recipe['lr_scale']}, batches of about "
+            f"square root schedule x {recipe['lr_scale']}{cooldown_text(recipe)}, batches of about "
             f"{recipe['max_tokens']:,} tokens, label smoothing {recipe['label_smoothing']}, "
             f"dropout {recipe['dropout']} (sub-layer outputs and embeddings, as in the paper), "
             f"compute type {training.get('dtype', 'bf16' if recipe.get('bf16') else 'fp32')}; "
@@ -284,6 +284,11 @@ def blend_lines(record: dict | None) -> list[str]:
         ),
         "",
     ]
+
+
+def cooldown_text(recipe: dict) -> str:
+    steps = recipe.get("cooldown_steps", 0)
+    return f", falling linearly to 0 over the last {steps:,} steps" if steps else ""
 
 
 def mixture_text(recipe: dict) -> str:
@@ -450,7 +455,7 @@ def training_summary(run: Path) -> dict:
     training = model_dir.read_card().get("training", {})
     config = training.pop("train_config", {})
     recipe_keys = ["warmup", "lr_scale", "max_tokens", "label_smoothing", "dropout", "dtype"]
-    recipe_keys += ["average_last", "mixture", *AUGMENTATION_KEYS, "subword_sides"]
+    recipe_keys += ["cooldown_steps", "average_last", "mixture", *AUGMENTATION_KEYS, "subword_sides"]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
     metrics = model_dir.read_metrics()  # the whole history, see lineage.py
     tokens, seconds = tokens_seen(metrics)

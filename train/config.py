@@ -49,6 +49,8 @@ HELP = {
     "init_from": "start from this trained model directory (its weights, vocabulary and shape) with "
     "a fresh optimizer; the schedule goes on from the model's own step count",
     "init_warmup": "with --init-from: steps of linear warm-up up to the continued schedule",
+    "cooldown_steps": "the last N steps before --max-steps scale the learning rate linearly down "
+    "to 0 (warm-up, stable, decay: Hägele et al. 2024); 0 = the paper's schedule throughout",
     "concat_fraction": "extra training pairs per epoch made by joining two random pairs of one "
     "language, as a fraction of the corpus (longer sentences; train/augment.py)",
     "copy_fraction": "of the pairs that carry a name or number unchanged, the fraction that gets a "
@@ -101,6 +103,7 @@ class TrainConfig:
     snapshot_steps: str = ""
     init_from: str = ""
     init_warmup: int = 200
+    cooldown_steps: int = 0
     concat_fraction: float = 0.0
     copy_fraction: float = 0.0
     number_copies: int = 0

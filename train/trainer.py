@@ -99,6 +99,14 @@ def continued_lr(step: int, d_model: int, config: TrainConfig, steps_before: int
     return ramp * noam_lr(steps_before + step, d_model, config.warmup, config.lr_scale)
 
 
+def cooldown(step: int, max_steps: int, cooldown_steps: int) -> float:
+    """The factor on the learning rate in the decay phase (--cooldown-steps): 1 until the last
+    cooldown_steps steps, then linearly down to 0 at max_steps."""
+    if cooldown_steps <= 0:
+        return 1.0
+    return min(1.0, max(0.0, (max_steps - step) / cooldown_steps))
+
+
 def prepare_tokenizer(config: TrainConfig, corpus: Corpus) -> Tokenizer:
     """Train the shared SentencePiece model on the training split once; reuse it on resume. A run
     continued from a trained model keeps that model's vocabulary."""
@@ -255,10 +263,11 @@ class Trainer:
             self.log(f"removed {stale}, left by an interrupted write")
 
     def learning_rate(self, scheduler_step: int) -> float:
-        step, d_model = scheduler_step + 1, self.model_config.d_model
-        if self.config.init_from:
-            return continued_lr(step, d_model, self.config, self.origin.steps)
-        return noam_lr(step, d_model, self.config.warmup, self.config.lr_scale)
+        step, d_model, config = scheduler_step + 1, self.model_config.d_model, self.config
+        decay = cooldown(step, config.max_steps, config.cooldown_steps)
+        if config.init_from:
+            return decay * continued_lr(step, d_model, config, self.origin.steps)
+        return decay * noam_lr(step, d_model, config.warmup, config.lr_scale)
 
     def initial_model(self) -> tuple[ModelConfig, dict, Origin]:
         """--init-from DIR: that model's architecture, weights, training steps and seconds. The

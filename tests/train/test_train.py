@@ -29,7 +29,7 @@ from train.data import (
 )
 from train.hardware import choose_dtype
 from train.lineage import log_spaced
-from train.trainer import Trainer, continued_lr, noam_lr
+from train.trainer import Trainer, continued_lr, cooldown, noam_lr
 
 
 @pytest.fixture(scope="module")
@@ -222,6 +222,24 @@ def test_continued_schedule_warms_up_to_where_the_paper_schedule_left_off():
     assert continued_lr(25, 64, config, before) == 0.5 * noam_lr(before + 25, 64, 100, 1.0)
     assert continued_lr(50, 64, config, before) == noam_lr(before + 50, 64, 100, 1.0)
     assert continued_lr(400, 64, config, before) < continued_lr(50, 64, config, before)
+
+
+def test_cooldown_holds_the_rate_then_falls_linearly_to_zero_at_the_last_step():
+    assert cooldown(100, max_steps=1000, cooldown_steps=0) == 1.0  # off: the paper's schedule
+    assert cooldown(100, max_steps=1000, cooldown_steps=400) == 1.0
+    assert cooldown(600, max_steps=1000, cooldown_steps=400) == 1.0
+    assert cooldown(800, max_steps=1000, cooldown_steps=400) == 0.5
+    assert cooldown(1000, max_steps=1000, cooldown_steps=400) == 0.0
+
+
+def test_trainer_rate_is_the_schedule_times_the_cooldown(data_dir, tmp_path):
+    flags = ["--data-dir", str(data_dir), "--out", str(tmp_path / "run")]
+    flags += ["--max-steps", "40", "--cooldown-steps", "20", "--warmup", "10", "--lr-scale", "1"]
+    trainer = Trainer(parse_args(["--dry-run", *flags]))
+    d_model = trainer.model_config.d_model
+    assert trainer.learning_rate(9) == noam_lr(10, d_model, 10, 1.0)
+    assert trainer.learning_rate(29) == pytest.approx(0.5 * noam_lr(30, d_model, 10, 1.0))
+    assert trainer.learning_rate(39) == 0.0
 
 
 @pytest.mark.slow
