@@ -454,8 +454,16 @@ def training_summary(run: Path) -> dict:
     model_dir = RunDir(run).model_dir
     training = model_dir.read_card().get("training", {})
     config = training.pop("train_config", {})
-    recipe_keys = ["warmup", "lr_scale", "max_tokens", "label_smoothing", "dropout", "dtype"]
-    recipe_keys += ["cooldown_steps", "average_last", "mixture", *AUGMENTATION_KEYS, "subword_sides"]
+    recipe_keys = [
+        "warmup",
+        "lr_scale",
+        "max_tokens",
+        "label_smoothing",
+        "dropout",
+        "dtype",
+        "cooldown_steps",
+    ]
+    recipe_keys += ["average_last", "mixture", *AUGMENTATION_KEYS, "subword_sides"]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
     metrics = model_dir.read_metrics()  # the whole history, see lineage.py
     tokens, seconds = tokens_seen(metrics)
