@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.display import piece_kind
-from core.sentences import Excerpt, excerpt
-from core.tokenizer import has_control_characters
+from core.text.sentences import Excerpt, excerpt
+from core.text.tokenizer import has_control_characters
 from core.translator import Translation, Translator
 
-# Longer input is cut before tokenizing, between sentences (core.sentences.excerpt): far more than
-# the pieces the model reads as one sequence (Translator.max_source_tokens), which the truncation
-# note reports.
+# Longer input is cut before tokenizing, between sentences (core.text.sentences.excerpt): far more
+# than the pieces the model reads as one sequence (Translator.max_source_tokens), which the
+# truncation note reports.
 MAX_CHARS = 2000
 
 

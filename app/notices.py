@@ -1,5 +1,5 @@
 """Notices before the fact: what the model will not read well in the text typed (not English, a
-sentence longer than about 40 words: core/readable.py), shown under the box it is typed in and
+sentence longer than about 40 words: core/text/readable.py), shown under the box it is typed in and
 beside the translation on the Translate page. Notices only: the text is translated all the same.
 """
 
@@ -9,8 +9,9 @@ import streamlit as st
 
 from app import state
 from app.analysis import MAX_CHARS
-from core import CheckpointError, InputError, readable
-from core.sentences import excerpt
+from core import CheckpointError, InputError
+from core.text import readable
+from core.text.sentences import excerpt
 
 WHAT_IT_READS = (
     f"The model reads English, in sentences of up to about {readable.WELL_READ_WORDS} words."
@@ -19,7 +20,7 @@ WHAT_IT_READS = (
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def input_notices(path: str, text: str, target: str) -> list[str]:
-    """core.readable's notices on the part of ``text`` the app reads (app.analysis.MAX_CHARS),
+    """core.text.readable's notices on the part of ``text`` the app reads (app.analysis.MAX_CHARS),
     sentences measured in the pieces the model at ``path`` reads; [] without a usable model or
     text."""
     try:

@@ -21,19 +21,18 @@ from core import (
     CheckpointError,
     InputError,
     Translator,
-    attribution,
-    snapshots,
 )
-from core.ablation import (
+from core.files.model_dir import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, ModelDir, Snapshot
+from core.inspection import attribution, snapshots
+from core.inspection.ablation import (
     Head,
     Shift,
     distribution_shift,
     head_importance,
     intervened_translator,
 )
-from core.head_survey import HeadSurvey, load_survey
-from core.model_dir import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, ModelDir, Snapshot
-from core.sentences import translate_text
+from core.inspection.head_survey import HeadSurvey, load_survey
+from core.text.sentences import translate_text
 from core.translator import EncoderBatch, Translation
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
@@ -144,7 +143,7 @@ def cached_sentence(
 def sentence_by_sentence(
     on_progress: Callable[[float, str], object],
 ) -> tuple[list[tuple[str, str]], list[int]]:
-    """The text on screen translated one sentence at a time (core.sentences), as (part, its
+    """The text on screen translated one sentence at a time (core.text.sentences), as (part, its
     translation), and the numbers (from 1) of the sentences the model read only in part;
     ``on_progress`` (fraction done, what is done) hears of each sentence."""
     path, text, target, beam, alpha = current()
@@ -315,8 +314,8 @@ def cached_word_shift(
 def cached_importance(
     path: str, text: str, target: str, beam: int, alpha: float, kind: str
 ) -> np.ndarray:
-    """Every head's importance for the translation (layers, heads): core.ablation. The costliest
-    pass a page makes, so the Heads lab makes it only when asked; once made, every session
+    """Every head's importance for the translation (layers, heads): core.inspection.ablation. The
+    costliest pass a page makes, so the Heads lab makes it only when asked; once made, every session
     finds it (``cached_importance.stored``)."""
     normal = cached_analysis(path, text, target, beam, alpha).result
     return head_importance(load_translator(path), normal, kind)

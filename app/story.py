@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.display import ATTENTION_KINDS, SENTENCEPIECE_WORD_START, WORD_START
-from core.head_focus import HeadFocus, rank_heads
-from core.head_statistics import EOS
-from core.labelled_attention import LabelledAttention
-from core.words import is_special_piece
+from core.inspection.head_focus import HeadFocus, rank_heads
+from core.inspection.head_statistics import EOS
+from core.inspection.labelled_attention import LabelledAttention
+from core.text.words import is_special_piece
 
 
 @dataclass(frozen=True)

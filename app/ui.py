@@ -20,9 +20,9 @@ from app import narrow, notices, presentation, slides, state
 from app.display import piece_text
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import CheckpointError, InputError
-from core.labelled_attention import PREDICTS, LabelledAttention
-from core.model_dir import ModelDir
-from core.snapshots import SnapshotView
+from core.files.model_dir import ModelDir
+from core.inspection.labelled_attention import PREDICTS, LabelledAttention
+from core.inspection.snapshots import SnapshotView
 
 # The banner's text, English and translation each: about four lines of a half-width column on a
 # laptop, so that every page's title stays near the top (the sidebar holds the whole text).

@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 
 from core import DEFAULT_MODEL, ModelConfig, Tokenizer, Transformer, Translator
-from core.model_dir import ModelDir
+from core.files.model_dir import ModelDir
 from support.tiny_corpus import tiny_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,8 +145,8 @@ def heads_lab(translator: Translator, repeat: int) -> dict[str, float]:
     beside a normal one (it should cost the same)."""
     from app.analysis import analyse
     from app.figures.heads import head_dashboard
-    from core.ablation import Head, head_importance, intervened_translator
-    from core.head_statistics import head_roles, head_statistics
+    from core.inspection.ablation import Head, head_importance, intervened_translator
+    from core.inspection.head_statistics import head_roles, head_statistics
 
     result = analyse(translator, LONG_SENTENCE, "de", 4, 0.6).result
 

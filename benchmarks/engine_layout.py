@@ -1,8 +1,8 @@
 """Checks the engine's oneDNN rule on this CPU: for every weight of the model shapes, is MKL's addmm
-or oneDNN's laid-out matmul faster, and does core/engine.py's PACK_ABOVE_BYTES rule pick it?
+or oneDNN's laid-out matmul faster, and does core/model/engine.py's PACK_ABOVE_BYTES rule pick it?
 
-core/engine.py runs a weight through oneDNN (laid out once for its kernel) when it is larger than
-PACK_ABOVE_BYTES, and through MKL's addmm otherwise. The crossover depends on the CPU (AMX,
+core/model/engine.py runs a weight through oneDNN (laid out once for its kernel) when it is larger
+than PACK_ABOVE_BYTES, and through MKL's addmm otherwise. The crossover depends on the CPU (AMX,
 AVX-512, AVX2) and on the thread count, so this script prints, per weight and row count, both
 times in microseconds, which is faster, and what the rule picks; the last column shows the cost
 of the rule's choice where it is the slower one. The CPU's matrix features head the table.
@@ -23,7 +23,7 @@ import argparse
 import torch
 
 from benchmarks.latency import MODELS
-from core.engine import BEAM_ROWS, PACK_ABOVE_BYTES, onednn_layout
+from core.model.engine import BEAM_ROWS, PACK_ABOVE_BYTES, onednn_layout
 from train.hardware import best_seconds, cpu_flags
 
 CALLS = 50  # matmuls per timed call: one takes microseconds, below the clock's resolution

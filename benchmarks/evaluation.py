@@ -147,9 +147,9 @@ def tiny_model_dir(directory: Path) -> Path:
     import torch
 
     from benchmarks.latency import MODELS
-    from core.model import ModelConfig, Transformer
-    from core.model_dir import ModelDir
-    from core.tokenizer import Tokenizer
+    from core.files.model_dir import ModelDir
+    from core.model.transformer import ModelConfig, Transformer
+    from core.text.tokenizer import Tokenizer
     from support.tiny_corpus import tiny_corpus
 
     config = ModelConfig(**MODELS["tiny"], max_len=96)

@@ -7,8 +7,8 @@ pronoun of the lecture's minimal pair.
     python -m benchmarks.explain_timings --model DIR --threads 2 --repeat 5
 
 Budgets (2 cores): every lens for one produced piece of a 30-piece sentence
-(core.attribution.lenses, --threads torch threads) under 2 s; the minimal-pair view under 1 s once
-both translations are done. The view is timed as a whole rerun of the Explain page through
+(core.inspection.attribution.lenses, --threads torch threads) under 2 s; the minimal-pair view under
+1 s once both translations are done. The view is timed as a whole rerun of the Explain page through
 streamlit.testing after picking another word to compare or to follow, every model result already
 cached (the app itself runs torch on one thread).
 """
@@ -24,7 +24,7 @@ import torch
 
 from benchmarks.app_timings import MAIN, median_time
 from core import DEFAULT_MODEL, Translator
-from core.attribution import (
+from core.inspection.attribution import (
     LogProbability,
     contrast,
     integrated_gradients,
@@ -32,7 +32,7 @@ from core.attribution import (
     rank_agreement,
     source_embedding,
 )
-from core.minimal_pairs import COREFERENCE_PAIR
+from core.inspection.minimal_pairs import COREFERENCE_PAIR
 
 BUDGETS = {"lenses": 2.0, "minimal-pair view": 1.0}
 # 30 pieces on the shipped model, the language tag and </s> included (the run prints the count)

@@ -18,12 +18,13 @@ The budget: the shipped shape (d192) and d256, beam 4, trace, 32 output tokens, 
     python -m benchmarks.latency --threads 1 2            # every case with 1 and with 2 threads
 
 --peers times beam 4 over --steps forced steps, with every attention map and without, on d128 and
-d256 (1 thread unless --threads says otherwise), in five engines: Attention Lab (core/engine.py, as
-Translator runs it), its readable path (core/model.py, Translator(fast=False)), Hugging Face
-transformers (M2M100 for a pre-LN shape, Marian for post-LN; eager attention, random weights of
-the same shapes, ``output_attentions``: every map of every step), and CTranslate2 in float32 and
-int8 (the same weights, converted; ``return_attention`` gives cross-attention only). Its packages
-are optional, installed by requirements-dev.txt; the app never imports them.
+d256 (1 thread unless --threads says otherwise), in five engines: Attention Lab
+(core/model/engine.py, as Translator runs it), its readable path (core/model/transformer.py,
+Translator(fast=False)), Hugging Face transformers (M2M100 for a pre-LN shape, Marian for post-LN;
+eager attention, random weights of the same shapes, ``output_attentions``: every map of every step),
+and CTranslate2 in float32 and int8 (the same weights, converted; ``return_attention`` gives
+cross-attention only). Its packages are optional, installed by requirements-dev.txt; the app never
+imports them.
 
 Threads (measured with --threads 1 2; d192, beam 4 + trace, 32 steps): on an idle machine, in the
 main thread, 2 threads take 73 ms against 91 ms with 1 (d128 58 against 65, d256 90 against 126):
@@ -75,7 +76,7 @@ class NumberTokenizer:
     length asked for. (SentencePiece takes microseconds; it is not what is measured here.)"""
 
     def __init__(self, vocab_size: int) -> None:
-        from core.tokenizer import EOS_ID, LANGUAGES
+        from core.text.tokenizer import EOS_ID, LANGUAGES
 
         self.eos_id, self.languages = EOS_ID, LANGUAGES
         self.tag_ids = {target: 4 + i for i, target in enumerate(sorted(LANGUAGES))}
@@ -98,7 +99,7 @@ def build_translator(name: str, seed: int = 0):
     """A Translator around a random model of MODELS[name], in eval mode."""
     import torch
 
-    from core.model import ModelConfig, Transformer
+    from core.model.transformer import ModelConfig, Transformer
     from core.translator import Translator
 
     config = ModelConfig(**MODELS[name], max_len=256)
@@ -236,7 +237,7 @@ def hf_model(name: str):
     import torch
     import transformers
 
-    from core.tokenizer import BOS_ID, EOS_ID, PAD_ID
+    from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID
 
     shape = MODELS[name]
     config_class, model_class = (
@@ -267,7 +268,8 @@ def hf_model(name: str):
 
 
 class CTranslate2Port:
-    """Copies a model's weights, by their names in core/model.py, into a CTranslate2 spec."""
+    """Copies a model's weights, by their names in core/model/transformer.py, into a CTranslate2
+    spec."""
 
     def __init__(self, model) -> None:
         self.weights = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
@@ -335,7 +337,7 @@ def ctranslate2_spec(model):
 
 def ctranslate2_vocabulary(size: int) -> list[str]:
     """Piece i is "<i>", and the special pieces have the names CTranslate2 looks for."""
-    from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+    from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
     vocabulary = [f"<{i}>" for i in range(size)]
     for i, token in ((PAD_ID, "<blank>"), (UNK_ID, "<unk>"), (BOS_ID, "<s>"), (EOS_ID, "</s>")):
@@ -411,7 +413,7 @@ def peer_runs(name: str, threads: int, args: argparse.Namespace, directory: Path
 def log_prob_difference(translator, ct2, text: str) -> float:
     """max |log P(y_t | y_<t, x)| difference between Attention Lab and CTranslate2 over the output
     of Attention Lab's beam search: how exactly CTranslate2 runs the same weights."""
-    from core.tokenizer import EOS_ID
+    from core.text.tokenizer import EOS_ID
 
     result = translator.translate(text, beam_size=PEER_BEAM)
     ours = translator.inspect(result).token_scores  # log P of each output token, </s> included

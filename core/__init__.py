@@ -1,9 +1,9 @@
 """Attention Lab's core: the Transformer, its tokenizer, decoding and inspection. No UI here."""
 
-from core.checkpoint import CheckpointError
-from core.decoding import beam_search, greedy_decode, length_penalty
-from core.model import ModelConfig, Transformer
-from core.tokenizer import LANGUAGES, Tokenizer, normalize_text
+from core.decoding.search import beam_search, greedy_decode, length_penalty
+from core.files.checkpoint import CheckpointError
+from core.model.transformer import ModelConfig, Transformer
+from core.text.tokenizer import LANGUAGES, Tokenizer, normalize_text
 from core.translator import DEFAULT_MODEL, InputError, Translation, Translator
 
 __all__ = [

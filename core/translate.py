@@ -16,9 +16,9 @@ import os
 import sys
 from collections.abc import Iterator
 
-from core.checkpoint import CheckpointError
 from core.cli import finite_float, positive_int
-from core.sentences import is_sentence, translate_by_sentence
+from core.files.checkpoint import CheckpointError
+from core.text.sentences import is_sentence, translate_by_sentence
 from core.translator import DEFAULT_MODEL, Translator
 
 
@@ -45,7 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--split-sentences",
         action="store_true",
         help="translate each sentence of a line on its own (the model learnt from single "
-        "sentences; core/sentences.py), the line's spaces kept between them",
+        "sentences; core/text/sentences.py), the line's spaces kept between them",
     )
     return parser.parse_args(argv)
 

@@ -10,12 +10,13 @@
     result.word_attention.cross            # the same, pieces merged into words
     result.steps                           # the beam search, step by step
 
-Decoding runs on :class:`core.engine.Engine`, the model's weights run fast with the same numbers;
-``Translator.load(fast=False)`` decodes with the readable model of core/model.py alone.
+Decoding runs on :class:`core.model.engine.Engine`, the model's weights run fast with the same
+numbers; ``Translator.load(fast=False)`` decodes with the readable model of
+core/model/transformer.py alone.
 
 S indexes ``source_tokens`` (the encoder input: <2de> pieces </s>); T indexes the decoder
 positions: position t reads ``decoder_input_tokens[t]`` (<s>, then the output so far) and predicts
-``output_tokens[t]``. See :mod:`core.labelled_attention` for every kind of attention.
+``output_tokens[t]``. See :mod:`core.inspection.labelled_attention` for every kind of attention.
 """
 
 from __future__ import annotations
@@ -28,24 +29,24 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from core.decoding import BeamStep, Hypothesis, batch_beam_search, beam_search, greedy_decode
-from core.engine import Engine
+from core.decoding.search import BeamStep, Hypothesis, batch_beam_search, beam_search, greedy_decode
 from core.errors import InputError
-from core.labelled_attention import (
+from core.files.model_dir import MODEL_FILE, open_model_dir
+from core.inspection.labelled_attention import (
     AttentionSet,
     LabelledAttention,
     in_words,
     labelled,
     traced_attention,
 )
-from core.model import Intermediates, Transformer
-from core.model_dir import MODEL_FILE, open_model_dir
-from core.tokenizer import Tokenizer, normalize_text
+from core.model.engine import Engine
+from core.model.transformer import Intermediates, Transformer
+from core.text.tokenizer import Tokenizer, normalize_text
 
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
 DEFAULT_MODEL = PRETRAINED_DIR / "en-de-fr"
 # The source may fill half of the model's positions: its output budget (1.5 x source + 10
-# tokens, core.decoding.max_output_length) then still fits the decoder's max_len.
+# tokens, core.decoding.search.max_output_length) then still fits the decoder's max_len.
 SOURCE_SHARE_OF_MAX_LEN = 0.5
 # translate_batch's batches: at most this many decoder rows (sentences x beam size) x source
 # tokens, which bounds the keys and values held per step. On the shipped model (beam 4, Multi30k
@@ -133,11 +134,11 @@ class EncoderBatch:
 class Translator:
     """A trained model with its vocabulary and model card.
 
-    fast=True (the default) computes on :class:`core.engine.Engine`, which runs the model's
+    fast=True (the default) computes on :class:`core.model.engine.Engine`, which runs the model's
     weights with less overhead and gives the same translations, beam steps and attention (within
     5e-5, tests/core/test_engine.py); whenever the engine cannot stand for the model (an
-    intervention from core/ablation.py, training mode), the model computes. fast=False: always the
-    readable model of core/model.py.
+    intervention from core/inspection/ablation.py, training mode), the model computes. fast=False:
+    always the readable model of core/model/transformer.py.
     """
 
     def __init__(
@@ -168,10 +169,10 @@ class Translator:
         weights: str = MODEL_FILE,
         fast: bool = True,
     ) -> Translator:
-        """Load a model directory (core/model_dir.py); default: the shipped model. ``weights``
+        """Load a model directory (core/files/model_dir.py); default: the shipped model. ``weights``
         names another model file of the directory, such as a snapshot (Snapshot.weights), read
         with the directory's vocabulary and card; ``fast``: see :class:`Translator`. A folder
-        that is no model directory is a core.model_dir.NotAModelDir (an InputError)."""
+        that is no model directory is a core.files.model_dir.NotAModelDir (an InputError)."""
         directory = open_model_dir(DEFAULT_MODEL if path is None else path)
         return cls(*directory.load(weights, device), fast)
 
@@ -308,8 +309,8 @@ class Translator:
     ) -> list[str]:
         """Translate many sentences (evaluation) as :meth:`translate` does, in batches of
         similar length: greedy search for beam_size=1, else batched beam search
-        (core.decoding.batch_beam_search). Blank lines translate to blank lines; ``progress`` is
-        called with the number of sentences of each batch done."""
+        (core.decoding.search.batch_beam_search). Blank lines translate to blank lines; ``progress``
+        is called with the number of sentences of each batch done."""
         check_decoding(beam_size, length_penalty)
         outputs, pad = [""] * len(texts), self.model.config.pad_id
         todo = [i for i, text in enumerate(texts) if normalize_text(text)]

@@ -12,9 +12,9 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from core.model import ModelConfig, Transformer
-from core.model_dir import ModelDir
-from core.tokenizer import EOS_ID, Tokenizer
+from core.files.model_dir import ModelDir
+from core.model.transformer import ModelConfig, Transformer
+from core.text.tokenizer import EOS_ID, Tokenizer
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from core.checkpoint import CheckpointError
+from core.files.checkpoint import CheckpointError
 from train.config import parse_args
 from train.data import CorpusError
 from train.trainer import ResumeConflict, Trainer

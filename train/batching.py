@@ -8,7 +8,7 @@ import random
 
 import torch
 
-from core.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, normalize_text
+from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, normalize_text
 from train.data import Example
 
 # A sampled segmentation is drawn from this many best ones (the "l-best" sampling of Kudo 2018)

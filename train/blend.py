@@ -29,10 +29,10 @@ from pathlib import Path
 
 import torch
 
-from core.checkpoint import load_model
-from core.model import Transformer
-from core.model_dir import RunDir, copy_atomically, open_model_dir
-from core.tokenizer import LANGUAGES
+from core.files.checkpoint import load_model
+from core.files.model_dir import RunDir, copy_atomically, open_model_dir
+from core.model.transformer import Transformer
+from core.text.tokenizer import LANGUAGES
 from core.translator import Translator
 from train.data import CorpusError, default_data_dir, general_validation, multi30k_validation
 from train.evaluate import evaluate

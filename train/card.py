@@ -19,8 +19,8 @@ import math
 import sys
 from pathlib import Path
 
-from core.model_dir import ModelDir, RunDir
-from core.tokenizer import LANGUAGES
+from core.files.model_dir import ModelDir, RunDir
+from core.text.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.blend import table_markdown
 from train.data import (

@@ -10,7 +10,8 @@ Expected layout of the data directory (``--data-dir``, or $ATTENTION_LAB_DATA, d
     flores/devtest.{en,de,fr}.gz   FLORES-200 devtest: a test set only, never read for training
 
 Any subset works: missing files are skipped with a note. Each example is (target language, English
-source, target text), normalised by core.tokenizer.normalize_text, the same function inference uses.
+source, target text), normalised by core.text.tokenizer.normalize_text, the same function inference
+uses.
 
 The mixture gives each corpus a weight: how many times each of its training pairs is seen per
 epoch. A weight of 1.5 puts every pair in once and a fixed half of them (by a stable hash) twice.
@@ -25,7 +26,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.tokenizer import LANGUAGES, normalize_text
+from core.text.tokenizer import LANGUAGES, normalize_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TATOEBA_FILES = {"de": "tatoeba/eng-deu.tsv.gz", "fr": "tatoeba/eng-fra.tsv.gz"}

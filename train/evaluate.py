@@ -21,11 +21,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.checkpoint import CheckpointError
 from core.cli import finite_float, non_negative_int, positive_int
+from core.files.checkpoint import CheckpointError
 from core.scoring import score_translations
-from core.sentences import is_sentence, translate_by_sentence
-from core.sentences import split_sentences as sentence_parts
+from core.text.sentences import is_sentence, translate_by_sentence
+from core.text.sentences import split_sentences as sentence_parts
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import default_data_dir, flores_devtest, multi30k_test, read_parallel
 
@@ -33,7 +33,7 @@ TEST_SETS = {"multi30k": multi30k_test, "flores": flores_devtest}
 
 
 def distinct_sentences(texts: list[str]) -> list[str]:
-    """Every sentence of the texts (core/sentences.py), once, in the order they first come."""
+    """Every sentence of the texts (core/text/sentences.py), once, in the order they first come."""
     parts = (part for text in texts for part in sentence_parts(text))
     return list(dict.fromkeys(part for part in parts if is_sentence(part)))
 
@@ -49,7 +49,7 @@ def evaluate(
     split_sentences: bool = False,
 ) -> dict:
     """Translate every source and score against the references; ``split_sentences``: each
-    sentence of a source on its own (core/sentences.py)."""
+    sentence of a source on its own (core/text/sentences.py)."""
     started = time.perf_counter()
     texts = distinct_sentences(sources) if split_sentences else sources
     with tqdm(

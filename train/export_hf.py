@@ -26,11 +26,11 @@ from pathlib import Path
 
 import torch
 
-from core.checkpoint import CheckpointError
-from core.marian import EMBEDDING_NAMES, OUTPUT_BIAS_NAME, hf_name
-from core.marian_tokenizer import language_token
-from core.model import Transformer
-from core.tokenizer import Tokenizer, language_tag
+from core.files.checkpoint import CheckpointError
+from core.files.marian import EMBEDDING_NAMES, OUTPUT_BIAS_NAME, hf_name
+from core.model.transformer import Transformer
+from core.text.marian_tokenizer import language_token
+from core.text.tokenizer import Tokenizer, language_tag
 from core.translator import DEFAULT_MODEL, Translator
 
 # Weights whose input (columns) or output (rows) is the model dimension D, by name ending.

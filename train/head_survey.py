@@ -8,8 +8,8 @@ The sample is read by path from the validation split that training holds out (tr
 Tatoeba held out by English sentence + Multi30k val), half en->de and half en->fr, each language's
 pairs taken evenly spread over the split (every k-th pair, as the model card's validation score
 does): the same data gives the same sample. For each sentence: the attention statistics and head
-importance of its beam translation; then the pruning curve (see core.head_survey). The app reads
-the file and says when it was computed on an earlier model.
+importance of its beam translation; then the pruning curve (see core.inspection.head_survey). The
+app reads the file and says when it was computed on an earlier model.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from core.ablation import all_heads
-from core.checkpoint import CheckpointError
 from core.cli import finite_float, positive_int, whole_number
-from core.head_survey import (
+from core.files.checkpoint import CheckpointError
+from core.files.model_dir import HEADS_FILE, ModelDir, open_model_dir
+from core.inspection.ablation import all_heads
+from core.inspection.head_survey import (
     BEAM_SIZE,
     LENGTH_PENALTY,
     SamplePair,
@@ -36,8 +37,7 @@ from core.head_survey import (
     survey,
     work_units,
 )
-from core.model_dir import HEADS_FILE, ModelDir, open_model_dir
-from core.tokenizer import LANGUAGES
+from core.text.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, InputError, Translator, check_decoding
 from train.data import CorpusError, default_data_dir, load_corpus
 

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.checkpoint import load_model
-from core.model_dir import ModelDir, RunDir, copy_atomically, file_step
+from core.files.checkpoint import load_model
+from core.files.model_dir import ModelDir, RunDir, copy_atomically, file_step
 
 # A float16 snapshot of the shipped shape is 15.6 MB: five of them and the final model keep
 # pretrained/ under its 100 MB budget.

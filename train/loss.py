@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model import Transformer
+from core.model.transformer import Transformer
 
 # rows of logits formed at once: 256 x 8,000 float32 is 8 MB
 CHUNK_ROWS = 256

@@ -20,17 +20,17 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from core.checkpoint import (
+from core.files.checkpoint import (
     CheckpointError,
     atomic_save,
     interrupted_writes,
     safe_load,
     save_model,
 )
-from core.model import ModelConfig, Transformer
-from core.model_dir import RunDir, copy_atomically, open_model_dir
+from core.files.model_dir import RunDir, copy_atomically, open_model_dir
+from core.model.transformer import ModelConfig, Transformer
 from core.scoring import score_translations
-from core.tokenizer import PAD_ID, Tokenizer
+from core.text.tokenizer import PAD_ID, Tokenizer
 from core.translator import Translator
 from train.augment import Augmentation, epoch_examples
 from train.batching import collate, encode_examples, token_batches

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from core.model_dir import ModelDir, RunDir
+from core.files.model_dir import ModelDir, RunDir
 from train.card import minutes_at, tokens_seen, width_study_section, write_card
 
 FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.decoding import (
+from core.decoding.search import (
     REASONS,
     BeamStep,
     Candidate,
@@ -131,7 +131,7 @@ def shown_candidates(step: BeamStep, per_beam: int | None) -> list[Candidate]:
     return shown
 
 
-# What each of core's reasons (core.decoding.REASONS) means, for a legend and the tooltips;
+# What each of core's reasons (core.decoding.search.REASONS) means, for a legend and the tooltips;
 # {beam} is the beam size, {ranked} the 2 x beam extensions each step ranks.
 REASON_EXPLANATIONS = {
     "enough finished": (
@@ -201,7 +201,7 @@ def candidate_rows(
 
 def rerank(finished: Sequence[Hypothesis], alpha: float, detokenize: Detokenize) -> list[dict]:
     """The finished hypotheses (as text) ranked by log P / lp(length, alpha), best first;
-    'chosen' marks the one core.decoding.best_hypothesis returns."""
+    'chosen' marks the one core.decoding.search.best_hypothesis returns."""
     if not finished:
         return []
     best = best_hypothesis(list(finished), alpha)
@@ -230,7 +230,7 @@ def rerank_ranks(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each finished hypothesis's rank (1 = the output) and its gap to the best normalised score
     (>= 0) at every alpha, both (hypotheses, alphas). A tie goes to the hypothesis that ended
-    first, as in core.decoding.best_hypothesis."""
+    first, as in core.decoding.search.best_hypothesis."""
     scores = np.stack(rerank_curves(finished, alphas))  # (H, A)
     order = np.argsort(-scores, axis=0, kind="stable")  # (H, A): hypothesis at each rank
     ranks = np.empty_like(order)

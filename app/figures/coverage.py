@@ -1,6 +1,6 @@
-"""The coverage of the source (core/coverage.py): a bar per source word against the thresholds,
-two searches' bars side by side, and maps of coverage or of the rows that gave it, with one source
-column outlined."""
+"""The coverage of the source (core/inspection/coverage.py): a bar per source word against the
+thresholds, two searches' bars side by side, and maps of coverage or of the rows that gave it, with
+one source column outlined."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 from app.figures.heatmaps import heatmap
 from app.figures.style import ATTENTION_SCALE, STATUS_COLOURS
 from app.figures.text import numbered, plot_labels, plot_text
-from core.coverage import Coverage, Flags, Thresholds
-from core.words import is_special_piece
+from core.inspection.coverage import Coverage, Flags, Thresholds
+from core.text.words import is_special_piece
 
 COVERAGE_COLOURS = {
     "under": "#e6550d",  # under-covered: likely dropped

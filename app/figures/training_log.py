@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.metrics_log import read_metrics
+from core.files.metrics_log import read_metrics
 
 
 def training_log(path: Path) -> tuple[list[dict], list[dict]]:
     """The training and the validation records of a run's metrics.jsonl (read by
-    core.metrics_log, which skips unreadable lines; a missing file is empty)."""
+    core.files.metrics_log, which skips unreadable lines; a missing file is empty)."""
     records = read_metrics(path)
     train = [r for r in records if "train_loss" in r]
     val = [r for r in records if "train_loss" not in r and ("val_loss" in r or "val_bleu" in r)]

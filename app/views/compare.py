@@ -10,9 +10,9 @@ from app import state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.coverage import compared_coverage, coverage_rows, named_flags
 from app.figures.heatmaps import attention_map
-from core.coverage import Thresholds, coverage
-from core.decoding import first_divergence, length_penalty
-from core.labelled_attention import LabelledAttention
+from core.decoding.search import first_divergence, length_penalty
+from core.inspection.coverage import Thresholds, coverage
+from core.inspection.labelled_attention import LabelledAttention
 from core.translator import Translation
 
 SIDES = {"a": "Left", "b": "Right"}

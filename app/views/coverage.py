@@ -7,8 +7,8 @@ from app import state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.coverage import attended_map, coverage_bars, coverage_map, named_flags
 from app.figures.heads import focus_bars
-from core.coverage import Thresholds, coverage
-from core.words import is_special_piece
+from core.inspection.coverage import Thresholds, coverage
+from core.text.words import is_special_piece
 
 THRESHOLDS = Thresholds()
 
@@ -56,8 +56,9 @@ ui.chart(
 st.caption(
     f"Mean of the heads{'' if index is not None else ' and layers'}. Under-covered: below "
     f"{THRESHOLDS.under:g} (orange); over-covered: above {THRESHOLDS.over:g} (purple); "
-    "thresholds of core/coverage.py. The language tag and `</s>` are never flagged. Articles "
-    "and auxiliaries (the, was) often fold into a neighbour's translation and look dropped."
+    "thresholds of core/inspection/coverage.py. The language tag and `</s>` are never flagged. "
+    "Articles and auxiliaries (the, was) often fold into a neighbour's translation and look "
+    "dropped."
 )
 
 st.text(

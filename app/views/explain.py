@@ -9,12 +9,18 @@ from app import state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.explain import agreement_map, difference_map, lens_map
 from app.figures.heads import focus_bars
-from core.ablation import INTERVENTIONS, Head, all_heads
-from core.attribution import IG_STEPS, rank_agreement
-from core.head_focus import rank_heads
-from core.minimal_pairs import PAIRS, aligned_words, attention_difference, partner, word_changes
+from core.inspection.ablation import INTERVENTIONS, Head, all_heads
+from core.inspection.attribution import IG_STEPS, rank_agreement
+from core.inspection.head_focus import rank_heads
+from core.inspection.minimal_pairs import (
+    PAIRS,
+    aligned_words,
+    attention_difference,
+    partner,
+    word_changes,
+)
+from core.text.words import is_special_piece, words
 from core.translator import Translation
-from core.words import is_special_piece, words
 
 READING_GUIDE = (
     "**How to read this.** The first four rows are attention in different guises: the raw "

@@ -15,9 +15,9 @@ from app.figures.heads import (
 )
 from app.figures.heatmaps import attention_map
 from app.word_choice import first_word, follow
-from core.ablation import INTERVENTIONS, all_heads
-from core.head_focus import rank_heads
-from core.head_statistics import (
+from core.inspection.ablation import INTERVENTIONS, all_heads
+from core.inspection.head_focus import rank_heads
+from core.inspection.head_statistics import (
     ALIGNMENT_THRESHOLD,
     BROAD_ENTROPY,
     POSITIONAL_THRESHOLD,
@@ -26,7 +26,7 @@ from core.head_statistics import (
     head_statistics,
     what_to_notice,
 )
-from core.minimal_pairs import word_changes
+from core.inspection.minimal_pairs import word_changes
 
 TOP_HEADS = 10
 STATISTICS = {

@@ -6,8 +6,8 @@ from app import state, ui
 from app.figures.training import training_curves
 from app.figures.training_log import card_facts, series, training_log
 from core import LANGUAGES
-from core.marian import beyond_the_paper
-from core.model_dir import METRICS_FILE, ModelDir
+from core.files.marian import beyond_the_paper
+from core.files.model_dir import METRICS_FILE, ModelDir
 
 st.title("Model")
 translator = state.translator()

@@ -29,7 +29,7 @@ from app.story import (
     shown_head,
     strongest,
 )
-from core.labelled_attention import LabelledAttention
+from core.inspection.labelled_attention import LabelledAttention
 
 
 def reveal(words: LabelledAttention, sentence: str) -> None:

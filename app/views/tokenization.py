@@ -5,7 +5,7 @@ import streamlit as st
 from app import state, ui
 from app.display import SENTENCEPIECE_WORD_START, WORD_START, piece_count
 from app.figures.tokens import token_chips
-from core.marian_tokenizer import MarianTokenizer
+from core.text.marian_tokenizer import MarianTokenizer
 
 st.title("Tokenization")
 analysis = state.analysis()

@@ -7,8 +7,8 @@ from app import lectern, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
-from core.model_dir import MODEL_FILE, SNAPSHOT_DIR, ModelDir
-from core.snapshots import head_dynamics, training_record
+from core.files.model_dir import MODEL_FILE, SNAPSHOT_DIR, ModelDir
+from core.inspection.snapshots import head_dynamics, training_record
 
 PLAY_INTERVAL_S = 1.2  # seconds per snapshot while the training plays
 LOSS_HELP = "Label-smoothed cross-entropy per target token, from the training log at this step."

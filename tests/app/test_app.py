@@ -20,7 +20,7 @@ from app import presentation, state
 from app.analysis import MAX_CHARS
 from app.display import SENTENCEPIECE_WORD_START, WORD_START, piece_text
 from app.figures.text import plot_text
-from core.head_focus import rank_heads
+from core.inspection.head_focus import rank_heads
 from tests.conftest import MAIN
 from tests.conftest import chart_specs as charts
 

@@ -46,10 +46,10 @@ from app.figures.text import MINUS_INF, plot_text
 from app.figures.tokens import token_chips
 from app.figures.training import training_curves
 from app.figures.training_log import card_facts, series, training_log
-from core.decoding import REASONS, Hypothesis, best_hypothesis
-from core.labelled_attention import LabelledAttention
-from core.model import positional_encoding
-from core.words import merge_attention, word_groups, word_label
+from core.decoding.search import REASONS, Hypothesis, best_hypothesis
+from core.inspection.labelled_attention import LabelledAttention
+from core.model.transformer import positional_encoding
+from core.text.words import merge_attention, word_groups, word_label
 
 
 @pytest.fixture(scope="module")

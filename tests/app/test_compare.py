@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from app.display import piece_text
-from core.decoding import first_divergence, length_penalty
+from core.decoding.search import first_divergence, length_penalty
 from tests.app.test_app import assert_fine
 from tests.conftest import chart_specs, plotted
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.figures.coverage import coverage_rows, named_flags
-from core.coverage import Thresholds, coverage, step_coverage
+from core.inspection.coverage import Thresholds, coverage, step_coverage
 from tests.app.test_app import assert_fine
 from tests.conftest import chart_specs, plotted
 

@@ -12,7 +12,7 @@ from app.display import (
     piece_text,
 )
 from app.figures.tokens import KIND_COLOURS
-from core.labelled_attention import AttentionSet
+from core.inspection.labelled_attention import AttentionSet
 
 
 def test_piece_kinds_follow_the_tokenizer_and_the_word_start_mark():

@@ -9,11 +9,11 @@ from streamlit.testing.v1 import AppTest
 from app import state
 from app.figures.heads import head_dashboard
 from core import DEFAULT_MODEL, Translator
-from core.ablation import Head, head_importance, intervened_translator
-from core.head_focus import rank_heads
-from core.head_statistics import head_roles, head_statistics
-from core.head_survey import SamplePair, load_survey, save_survey, survey
-from core.model_dir import ModelDir
+from core.files.model_dir import ModelDir
+from core.inspection.ablation import Head, head_importance, intervened_translator
+from core.inspection.head_focus import rank_heads
+from core.inspection.head_statistics import head_roles, head_statistics
+from core.inspection.head_survey import SamplePair, load_survey, save_survey, survey
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import MAIN, chart_specs, plotted
 
@@ -118,7 +118,8 @@ def test_the_importance_map_is_what_core_computes_and_uniform_heads_reach_the_mo
 
 @pytest.fixture
 def importance_passes(monkeypatch) -> list[str]:
-    """The kinds of every head-importance pass the app makes (core.ablation.head_importance)."""
+    """The kinds of every head-importance pass the app makes
+    (core.inspection.ablation.head_importance)."""
     passes, compute = [], state.head_importance
     monkeypatch.setattr(
         state, "head_importance", lambda *args: passes.append(args[2]) or compute(*args)

@@ -12,11 +12,11 @@ from app import slides
 from app.display import SENTENCEPIECE_WORD_START, piece_text
 from app.figures.explain import difference_map
 from app.figures.heads import focus_bars, head_dashboard
-from core.ablation import all_heads
-from core.attribution import contrast, lenses
-from core.decoding import first_divergence
-from core.head_focus import rank_heads
-from core.head_statistics import head_statistics
+from core.decoding.search import first_divergence
+from core.inspection.ablation import all_heads
+from core.inspection.attribution import contrast, lenses
+from core.inspection.head_focus import rank_heads
+from core.inspection.head_statistics import head_statistics
 from tests.app.test_app import assert_fine, texts
 from tests.app.test_head_lab import surveyed_model_dir  # noqa: F401 (a fixture)
 from tests.conftest import MAIN, chart_specs

@@ -21,7 +21,7 @@ from app.figures.masking import (
 from app.figures.positional import embedding_sum
 from app.figures.style import CHARACTER_WIDTH
 from app.figures.text import MINUS_INF, plot_text
-from core.labelled_attention import LabelledAttention, prediction_labels
+from core.inspection.labelled_attention import LabelledAttention, prediction_labels
 from tests.conftest import chart_specs
 
 # The decoder pieces of the reviewer's sentence: "Das Tier überquerte nicht die Straße, ..."

@@ -11,7 +11,7 @@ from app import slides
 from app.figures.heads import LINE_MAX_WIDTH, attention_lines
 from app.figures.heatmaps import heatmap
 from app.figures.text import plot_text
-from core.head_focus import rank_heads
+from core.inspection.head_focus import rank_heads
 from tests.conftest import chart_specs, plotted
 
 ANIMAL = "The animal didn't cross the street because it was too tired."

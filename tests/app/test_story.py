@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app import story
-from core.labelled_attention import LabelledAttention
+from core.inspection.labelled_attention import LabelledAttention
 from tests.conftest import chart_specs, plotted
 
 ANIMAL = "The animal didn't cross the street because it was too tired."

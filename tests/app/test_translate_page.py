@@ -10,7 +10,7 @@ from app import ui
 from app.analysis import MAX_CHARS, analyse
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.text import plot_text
-from core.sentences import excerpt, translate_by_sentence
+from core.text.sentences import excerpt, translate_by_sentence
 from tests.conftest import TINY, chart_specs
 
 TWO_SENTENCES = "The child reads a book. The dog sleeps in the garden."
@@ -86,7 +86,7 @@ def test_the_banner_says_a_text_of_several_sentences_is_read_as_one_sequence(app
 
 def test_a_long_text_is_cut_between_sentences():
     text, sentences = long_text(MAX_CHARS + 500)
-    kept = 0  # whole sentences that fit, counted here without core.sentences
+    kept = 0  # whole sentences that fit, counted here without core.text.sentences
     while len(" ".join(sentences[: kept + 1])) <= MAX_CHARS:
         kept += 1
     read = excerpt(text, MAX_CHARS)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.ablation import Head, intervened_translator
+from core.inspection.ablation import Head, intervened_translator
 from support.browser import (
     CHART,
     CHROMIUM,

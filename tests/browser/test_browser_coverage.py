@@ -12,7 +12,7 @@ import pytest
 
 from app.figures.coverage import named_flags
 from app.figures.text import plot_text
-from core.coverage import coverage
+from core.inspection.coverage import coverage
 from support.browser import CHART, wait_for_app
 from tests.browser.test_browser import page, server  # noqa: F401 (fixtures)
 

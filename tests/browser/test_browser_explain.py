@@ -12,9 +12,9 @@ import pytest
 
 from app.display import piece_text
 from app.figures.text import plot_text
-from core.ablation import Head, distribution_shift, intervened_translator
-from core.attribution import lenses
-from core.minimal_pairs import PAIRS
+from core.inspection.ablation import Head, distribution_shift, intervened_translator
+from core.inspection.attribution import lenses
+from core.inspection.minimal_pairs import PAIRS
 from support.browser import CHART, wait_for_app
 from tests.browser.test_browser import page, server  # noqa: F401 (fixtures)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from app import slides
-from core.head_focus import rank_heads
+from core.inspection.head_focus import rank_heads
 from support.browser import wait_for_app
 from tests.browser.test_browser import page, server  # noqa: F401 (fixtures)
 

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from core import InputError
-from core.ablation import (
+from core.decoding.search import beam_search, greedy_decode
+from core.inspection.ablation import (
     Head,
     HeadsOff,
     ablated,
@@ -13,9 +14,8 @@ from core.ablation import (
     install,
     intervened_translator,
 )
-from core.decoding import beam_search, greedy_decode
-from core.model import Attend, MultiHeadAttention
-from core.tokenizer import BOS_ID, EOS_ID
+from core.model.transformer import Attend, MultiHeadAttention
+from core.text.tokenizer import BOS_ID, EOS_ID
 from tests.conftest import TINY, eos_prone_model
 
 OFF = [Head("encoder", 0, 1), Head("decoder", 1, 0), Head("cross", 1, 3)]

@@ -10,7 +10,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core import Translator
-from core.attribution import (
+from core.inspection.attribution import (
     contrast,
     cross_rollout,
     lenses,
@@ -19,8 +19,8 @@ from core.attribution import (
     rank_agreement,
     rollout,
 )
-from core.minimal_pairs import COREFERENCE_PAIR, PAIRS, partner, word_changes
-from core.tokenizer import UNK_ID
+from core.inspection.minimal_pairs import COREFERENCE_PAIR, PAIRS, partner, word_changes
+from core.text.tokenizer import UNK_ID
 from core.translator import DEFAULT_MODEL
 from tests.conftest import plotted
 

@@ -1,12 +1,12 @@
-"""Source coverage (core/coverage.py): the sum of the cross-attention rows, one value per source
-piece, flags for what received too little or too much, and the coverage of every beam search
+"""Source coverage (core/inspection/coverage.py): the sum of the cross-attention rows, one value per
+source piece, flags for what received too little or too much, and the coverage of every beam search
 hypothesis as the search grows it."""
 
 import numpy as np
 import pytest
 
 from core import InputError
-from core.coverage import (
+from core.inspection.coverage import (
     NOT_YET,
     OVER_COVERED,
     UNDER_COVERED,
@@ -16,8 +16,8 @@ from core.coverage import (
     path_attention,
     step_coverage,
 )
-from core.labelled_attention import AttentionSet, LabelledAttention, in_words
-from core.tokenizer import EOS_ID
+from core.inspection.labelled_attention import AttentionSet, LabelledAttention, in_words
+from core.text.tokenizer import EOS_ID
 from core.translator import Translator
 from tests.conftest import eos_prone_model
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from core.decoding import (
+from core.decoding.search import (
     REASONS,
     Hypothesis,
     batch_beam_search,
@@ -13,8 +13,8 @@ from core.decoding import (
     length_penalty,
     select,
 )
-from core.engine import Engine
-from core.tokenizer import BOS_ID, EOS_ID
+from core.model.engine import Engine
+from core.text.tokenizer import BOS_ID, EOS_ID
 from tests.conftest import TINY, eos_prone_model
 
 
@@ -222,7 +222,7 @@ def test_untraced_search_builds_no_narration(monkeypatch):
     def narrate(*args):
         raise AssertionError("narration built without a trace")
 
-    monkeypatch.setattr("core.decoding._Narrator.record", narrate)
+    monkeypatch.setattr("core.decoding.search._Narrator.record", narrate)
     model = eos_prone_model(0)
     assert beam_search(model, sources()[0], beam_size=3).steps == []
     with pytest.raises(AssertionError, match="narration"):

@@ -2,7 +2,7 @@
 
 import torch
 
-from core.dropout import Dropout
+from core.model.dropout import Dropout
 
 
 def test_dropout_zeroes_about_p_and_keeps_the_expected_value():

@@ -1,10 +1,11 @@
-"""core/engine.py computes what core/model.py computes: the same translations, beam steps and
-attention maps, for random models and the shipped one, greedy and beam 4, single sentences and
-padded batches. Tokens, texts and beam decisions must be identical; numbers agree within 5e-5, or
-1e-6 of their size (a beam's summed log-probability reaches -100, where float32 steps by 8e-6).
-The engine runs its large weights on oneDNN, whose sums are ordered unlike MKL's: on the shipped
-model (d192) at most 1.3e-5 on beam scores, 1.2e-5 on logits, 1.6e-6 on attention weights
-(one thread, 2026-11-25); MKL may also pick other kernels on another CPU or with two threads."""
+"""core/model/engine.py computes what core/model/transformer.py computes: the same translations,
+beam steps and attention maps, for random models and the shipped one, greedy and beam 4, single
+sentences and padded batches. Tokens, texts and beam decisions must be identical; numbers agree
+within 5e-5, or 1e-6 of their size (a beam's summed log-probability reaches -100, where float32
+steps by 8e-6). The engine runs its large weights on oneDNN, whose sums are ordered unlike MKL's: on
+the shipped model (d192) at most 1.3e-5 on beam scores, 1.2e-5 on logits, 1.6e-6 on attention
+weights (one thread, 2026-11-25); MKL may also pick other kernels on another CPU or with two
+threads."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ import numpy as np
 import pytest
 import torch
 
-from core.ablation import Head, intervened, intervened_translator
-from core.decoding import beam_search, greedy_decode
-from core.engine import PACK_ABOVE_BYTES, Engine, Linear
-from core.model import Attend, ModelConfig, Transformer
-from core.tokenizer import BOS_ID, EOS_ID
+from core.decoding.search import beam_search, greedy_decode
+from core.inspection.ablation import Head, intervened, intervened_translator
+from core.model.engine import PACK_ABOVE_BYTES, Engine, Linear
+from core.model.transformer import Attend, ModelConfig, Transformer
+from core.text.tokenizer import BOS_ID, EOS_ID
 from core.translator import Translator
 from tests.conftest import TINY
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from core.head_statistics import (
+from core.inspection.head_statistics import (
     ALIGNMENT_THRESHOLD,
     POSITIONAL_THRESHOLD,
     confidence,

@@ -17,10 +17,11 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core import CheckpointError
-from core.ablation import KINDS, all_heads, head_importance, intervened_translator
-from core.checkpoint import TEMPORARY_SUFFIX, load_model, save_model
-from core.head_statistics import head_statistics
-from core.head_survey import (
+from core.files.checkpoint import TEMPORARY_SUFFIX, load_model, save_model
+from core.files.model_dir import HEADS_FILE, MODEL_FILE, ModelDir
+from core.inspection.ablation import KINDS, all_heads, head_importance, intervened_translator
+from core.inspection.head_statistics import head_statistics
+from core.inspection.head_survey import (
     SamplePair,
     load_survey,
     pruning_counts,
@@ -30,8 +31,7 @@ from core.head_survey import (
     survey_to_json,
     work_units,
 )
-from core.model import Transformer
-from core.model_dir import HEADS_FILE, MODEL_FILE, ModelDir
+from core.model.transformer import Transformer
 from core.scoring import score_translations
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import MAIN, TINY, chart_specs, plotted

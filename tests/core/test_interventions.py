@@ -8,7 +8,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core import InputError
-from core.ablation import (
+from core.decoding.search import beam_search, greedy_decode
+from core.inspection.ablation import (
     Head,
     distribution_shift,
     head_importance,
@@ -16,8 +17,7 @@ from core.ablation import (
     intervened_translator,
     layer_count,
 )
-from core.decoding import beam_search, greedy_decode
-from core.tokenizer import BOS_ID, PAD_ID
+from core.text.tokenizer import BOS_ID, PAD_ID
 from tests.conftest import MAIN, TINY, eos_prone_model
 
 CHOSEN = [Head("encoder", 1, 2), Head("decoder", 0, 1), Head("cross", 1, 0)]

@@ -6,10 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from core.labelled_attention import PREDICTS, hypothesis_labels, labelled, prediction_labels
-from core.tokenizer import BOS_ID, EOS_ID, PAD_ID
+from core.inspection.labelled_attention import (
+    PREDICTS,
+    hypothesis_labels,
+    labelled,
+    prediction_labels,
+)
+from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID
+from core.text.words import merge_attention, words
 from core.translator import Translator
-from core.words import merge_attention, words
 from tests.conftest import eos_prone_model
 
 

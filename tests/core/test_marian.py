@@ -1,4 +1,4 @@
-"""A MarianMT checkpoint read by core/marian.py computes what transformers' MarianMTModel
+"""A MarianMT checkpoint read by core/files/marian.py computes what transformers' MarianMTModel
 computes: logits, every attention map of every kind, tokens, greedy and beam search. The model is
 tiny and random, saved by transformers itself (tests/marian_model.py); nothing is downloaded."""
 
@@ -11,19 +11,19 @@ import numpy as np
 import pytest
 import torch
 
-from core.ablation import all_heads, head_importance, intervened_translator
-from core.checkpoint import CheckpointError
-from core.decoding import beam_search, greedy_decode, max_output_length
-from core.engine import Engine
+from core.decoding.search import beam_search, greedy_decode, max_output_length
 from core.errors import InputError
-from core.head_survey import load_survey
-from core.marian import (
+from core.files.checkpoint import CheckpointError
+from core.files.marian import (
     load_marian_model,
     load_marian_tokenizer,
     missing_files,
     model_config,
 )
-from core.model_dir import MarianDir, open_model_dir
+from core.files.model_dir import MarianDir, open_model_dir
+from core.inspection.ablation import all_heads, head_importance, intervened_translator
+from core.inspection.head_survey import load_survey
+from core.model.engine import Engine
 from core.translate import main as translate_main
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus

@@ -2,7 +2,7 @@
 
 import json
 
-from core.metrics_log import append_metrics, read_metrics, truncate_metrics
+from core.files.metrics_log import append_metrics, read_metrics, truncate_metrics
 
 
 def test_a_truncated_last_line_is_skipped_and_the_log_stays_appendable(tmp_path):

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.labelled_attention import LabelledAttention
-from core.minimal_pairs import PAIRS, aligned_words, attention_difference
-from core.words import words
+from core.inspection.labelled_attention import LabelledAttention
+from core.inspection.minimal_pairs import PAIRS, aligned_words, attention_difference
+from core.text.words import words
 from tests.conftest import MAIN, chart_specs, plotted
 
 

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from core.model import (
+from core.model.transformer import (
     Attend,
     ModelConfig,
     MultiHeadAttention,
@@ -16,7 +16,7 @@ from core.model import (
     positional_encoding,
     subsequent_mask,
 )
-from core.tokenizer import BOS_ID
+from core.text.tokenizer import BOS_ID
 from tests.conftest import TINY
 
 
@@ -229,8 +229,8 @@ def test_decoding_weights_follow_the_parameters_through_every_change(model):
 
 
 def test_the_paper_is_the_default_and_other_models_are_configuration():
-    """Beyond the paper (core/marian.py's models): the defaults add nothing to the model, and each
-    field changes what it says and nothing else."""
+    """Beyond the paper (core/files/marian.py's models): the defaults add nothing to the model, and
+    each field changes what it says and nothing else."""
     paper = Transformer(TINY)
     assert "output_bias" not in paper.state_dict()
     halves = positional_encoding(50, 16, "halves")

@@ -11,10 +11,9 @@ import pytest
 import torch
 
 from core import CheckpointError, InputError, Translator
-from core import model_dir as model_dir_module
-from core.checkpoint import TEMPORARY_SUFFIX, atomic_save
-from core.model import Transformer
-from core.model_dir import (
+from core.files import model_dir as model_dir_module
+from core.files.checkpoint import TEMPORARY_SUFFIX, atomic_save
+from core.files.model_dir import (
     CARD_FILE,
     HEADS_FILE,
     MODEL_FILE,
@@ -26,12 +25,13 @@ from core.model_dir import (
     Snapshot,
     open_model_dir,
 )
+from core.model.transformer import Transformer
 from core.translate import main as translate_main
 from core.translator import DEFAULT_MODEL
 from tests.conftest import TINY
 
 REPO = Path(__file__).resolve().parents[2]
-# Every file of the two folders of core/model_dir.py's docstring, as code would spell it; the
+# Every file of the two folders of core/files/model_dir.py's docstring, as code would spell it; the
 # folders too (snapshots/, checkpoints/) are named there, but "snapshots" is also a card's key.
 FILES = ["model.pt", "spm.model", "spm.vocab", "card.json", "card.md", "metrics.jsonl"]
 FILES += ["heads.json", "model_before_blend.pt"]
@@ -51,7 +51,7 @@ def test_only_the_model_directory_module_spells_the_file_names():
         for path in (REPO / folder).rglob("*.py")
         if any(f'"{name}"' in path.read_text(encoding="utf-8") for name in FILES)
     }
-    assert spelt == {"core/model_dir.py"}
+    assert spelt == {"core/files/model_dir.py"}
     documented = model_dir_module.__doc__
     assert all(name in documented for name in [*FILES, "snapshots/", "checkpoints/"])
 

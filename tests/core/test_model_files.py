@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from core.checkpoint import (
+from core.files.checkpoint import (
     FORMAT,
     MAX_NUMBERS,
     CheckpointError,
@@ -14,7 +14,7 @@ from core.checkpoint import (
     atomic_save,
     load_model,
 )
-from core.model import ModelConfig, Transformer
+from core.model.transformer import ModelConfig, Transformer
 from tests.conftest import TINY
 
 

@@ -1,5 +1,5 @@
-"""What the model reads well (core/readable.py): text that is not English is named, English with
-names and technical terms is not; sentences over about 40 words, or cut at the model's pieces,
+"""What the model reads well (core/text/readable.py): text that is not English is named, English
+with names and technical terms is not; sentences over about 40 words, or cut at the model's pieces,
 are found before the translation."""
 
 import gzip
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core import readable
+from core.text import readable
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 ENGLISH = [

@@ -3,7 +3,7 @@ sentence translated on its own, the text's spaces and line breaks kept between t
 
 import pytest
 
-from core.sentences import is_sentence, split_sentences, translate_text
+from core.text.sentences import is_sentence, split_sentences, translate_text
 
 TEXTS = [
     "",

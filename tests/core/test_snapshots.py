@@ -9,9 +9,9 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core import DEFAULT_MODEL, Translator
-from core.checkpoint import safe_load
-from core.model_dir import MODEL_FILE, ModelDir
-from core.snapshots import head_dynamics, load_snapshot, training_record, view_snapshot
+from core.files.checkpoint import safe_load
+from core.files.model_dir import MODEL_FILE, ModelDir
+from core.inspection.snapshots import head_dynamics, load_snapshot, training_record, view_snapshot
 from tests.conftest import EARLY_STEPS, FINAL_STEP, MAIN, TINY
 
 SENTENCE = "The animal didn't cross the street because it was too tired."

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.tokenizer import (
+from core.text.tokenizer import (
     EOS_ID,
     PAD_ID,
     Tokenizer,

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from core.worked_example import walk_through
+from core.inspection.worked_example import walk_through
 
 
 def test_projections_scores_weights_and_outputs_match_the_slides():

@@ -4,7 +4,7 @@ segmentations. What they add must be well-formed pairs, and each epoch must be r
 import random
 import re
 
-from core.tokenizer import EOS_ID
+from core.text.tokenizer import EOS_ID
 from train.augment import (
     Augmentation,
     british_spelling,

@@ -5,9 +5,9 @@ import json
 
 import torch
 
-from core.checkpoint import load_model
-from core.model import Transformer
-from core.model_dir import ModelDir, RunDir
+from core.files.checkpoint import load_model
+from core.files.model_dir import ModelDir, RunDir
+from core.model.transformer import Transformer
 from tests.conftest import TINY
 from tests.training import write_tiny_data
 from train import blend

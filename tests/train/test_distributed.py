@@ -10,7 +10,7 @@ import sys
 import pytest
 import torch
 
-from core.checkpoint import safe_load
+from core.files.checkpoint import safe_load
 from tests.training import train_command, write_tiny_data
 
 pytestmark = pytest.mark.slow  # two training processes

@@ -3,7 +3,7 @@
 import torch
 
 from benchmarks import engine_layout
-from core.engine import PACK_ABOVE_BYTES
+from core.model.engine import PACK_ABOVE_BYTES
 
 
 def test_every_weight_is_timed_in_both_kernels_and_the_rule_is_the_engines():

@@ -10,10 +10,10 @@ import shutil
 import pytest
 import torch
 
-from core.checkpoint import save_model
-from core.decoding import max_output_length
-from core.marian import load_marian_model, load_marian_tokenizer
-from core.model import Transformer
+from core.decoding.search import max_output_length
+from core.files.checkpoint import save_model
+from core.files.marian import load_marian_model, load_marian_tokenizer
+from core.model.transformer import Transformer
 from core.translator import DEFAULT_MODEL, Translator
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import TINY
@@ -87,8 +87,8 @@ def test_transformers_computes_our_logits_and_greedy_output(exported):
 
 
 def test_the_lab_reads_the_exported_folder_back(exported):
-    """core/marian.py reads the export (Marian or Pegasus) into the same logits as the original;
-    its sinusoids lie sines first, its dimensions permuted to match."""
+    """core/files/marian.py reads the export (Marian or Pegasus) into the same logits as the
+    original; its sinusoids lie sines first, its dimensions permuted to match."""
     translator, out = exported
     back = load_marian_model(out)
     tokenizer = load_marian_tokenizer(out, back.config.vocab_size)

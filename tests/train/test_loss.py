@@ -3,7 +3,7 @@ gradients, across several chunks of rows."""
 
 import torch
 
-from core.model import ModelConfig, Transformer
+from core.model.transformer import ModelConfig, Transformer
 from train.loss import CHUNK_ROWS, ProjectedLoss, TranslationLoss, label_smoothed_loss
 
 PAD = 0

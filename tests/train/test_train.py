@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from core import Translator
-from core.checkpoint import safe_load
-from core.metrics_log import read_metrics
+from core.files.checkpoint import safe_load
+from core.files.metrics_log import read_metrics
 from tests.conftest import tiny_corpus
 from tests.training import run_train, write_tiny_data
 from train.batching import collate, token_batches

@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from core.checkpoint import safe_load
-from core.metrics_log import read_metrics
-from core.tokenizer import Tokenizer
+from core.files.checkpoint import safe_load
+from core.files.metrics_log import read_metrics
+from core.text.tokenizer import Tokenizer
 from tests.training import run_train, write_tiny_data
 from train.data import CorpusError, read_lines
 

@@ -1,9 +1,10 @@
-"""A fast path for decoding: the weights of :class:`core.model.Transformer`, run with less overhead.
+"""A fast path for decoding: the weights of :class:`core.model.transformer.Transformer`, run with
+less overhead.
 
-core/model.py is the paper's code, written to be read, and the reference. This module runs the same
-weights for translation and computes the same numbers: the same tokens, and in float32 every
-number within about 1e-5 (tests/core/test_engine.py compares translations, beam traces and every
-attention map with the model's, within 5e-5):
+core/model/transformer.py is the paper's code, written to be read, and the reference. This module
+runs the same weights for translation and computes the same numbers: the same tokens, and in float32
+every number within about 1e-5 (tests/core/test_engine.py compares translations, beam traces and
+every attention map with the model's, within 5e-5):
 
 - W^Q, W^K and W^V of a self-attention are one (3D, D) matrix [W^Q; W^K; W^V] built from the
   model's own, so one matmul projects all three; a cross-attention's W^K and W^V likewise.
@@ -25,11 +26,12 @@ however small.
 With several threads, or on another CPU, MKL may split the fused matmul differently from three
 separate ones, and a last bit may differ (tests/core/test_engine.py bounds it).
 
-An :class:`Engine` answers what core/decoding.py asks of a model (``config``, ``encode``,
+An :class:`Engine` answers what core/decoding/search.py asks of a model (``config``, ``encode``,
 ``new_cache``, ``decode``), and ``engine(source, target, inspect=True)`` is the model's inspected
 forward pass, so the searches and traces run on either. It stands for a model in eval mode without
-interventions (core/ablation.py), built from its weights at one moment: :meth:`Engine.can_run`
-and :meth:`Engine.is_current` say when it does (core.translator.Translator checks both).
+interventions (core/inspection/ablation.py), built from its weights at one moment:
+:meth:`Engine.can_run` and :meth:`Engine.is_current` say when it does (core.translator.Translator
+checks both).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model import (
+from core.model.transformer import (
     Attend,
     AttentionMaps,
     Intermediates,
@@ -255,8 +257,9 @@ def attend(
 ) -> Tensor:
     """Concat(softmax(Q K^T / sqrt(d_k)) V) for (B, H, T_q, d_k) queries -> rows (B T_q, D).
 
-    As the model's :class:`core.model.Attend` does: with a trace, the explicit path of
-    core.model.attention, appending its maps; without, the fused kernel, with the same mask.
+    As the model's :class:`core.model.transformer.Attend` does: with a trace, the explicit path of
+    core.model.transformer.attention, appending its maps; without, the fused kernel, with the same
+    mask.
     """
     batch, n_heads, length, d_k = query.shape
     if trace is None:
@@ -440,7 +443,7 @@ def weights_version(model: nn.Module) -> list[tuple[int, int]]:
 
 
 class Engine:
-    """A model's weights, run fast: what core/decoding.py and the traces ask of a model."""
+    """A model's weights, run fast: what core/decoding/search.py and the traces ask of a model."""
 
     def __init__(self, model: Transformer) -> None:
         self.model = model
@@ -463,8 +466,8 @@ class Engine:
     @staticmethod
     def can_run(model: Transformer) -> bool:
         """An engine computes what ``model`` computes: a float32 model in eval mode whose every
-        attention attends with the model's own :class:`core.model.Attend`, not an intervention
-        (core/ablation.py) put in its place."""
+        attention attends with the model's own :class:`core.model.transformer.Attend`, not an
+        intervention (core/inspection/ablation.py) put in its place."""
         float32 = model.embedding.weight.dtype == torch.float32
         attends = [module for module in model.modules() if isinstance(module, Attend)]
         return float32 and not model.training and all(type(a) is Attend for a in attends)
@@ -516,8 +519,8 @@ class Engine:
         trace: Intermediates | None = None,
     ) -> Tensor:
         """Logits (B, T, V) for the next token after each target position, as the model's
-        :meth:`core.model.Transformer.decode`: with a cache (from :meth:`new_cache`), target holds
-        the positions after those already cached."""
+        :meth:`core.model.transformer.Transformer.decode`: with a cache (from :meth:`new_cache`),
+        target holds the positions after those already cached."""
         (buffers,) = cache or self.new_cache()
         offset = buffers.length
         batch, length = target.shape
@@ -544,7 +547,7 @@ class Engine:
         self, source: Tensor, target: Tensor, inspect: bool = False
     ) -> tuple[Tensor, Intermediates | None]:
         """Teacher-forced pass: source (B, S), target (B, T) -> logits (B, T, V) and, with
-        inspect=True, the :class:`core.model.Intermediates`."""
+        inspect=True, the :class:`core.model.transformer.Intermediates`."""
         trace = Intermediates() if inspect else None
         memory, memory_mask = self.encode(source, trace)
         return self.decode(target, memory, memory_mask, trace=trace), trace

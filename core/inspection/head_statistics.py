@@ -1,9 +1,10 @@
 """What each attention head does, in numbers: statistics of one kind of attention, one value per
 layer and head, and a role label per head read off them.
 
-The input is one kind of :class:`core.labelled_attention.LabelledAttention` between pieces:
-``weights`` of shape (layers, heads, queries, keys), rows summing to 1 and masked cells exactly 0,
-with the text of every key (``"<2de>"``, ``"▁The"``, ``"."``, ``"</s>"``). For self-attention
+The input is one kind of :class:`core.inspection.labelled_attention.LabelledAttention` between
+pieces: ``weights`` of shape (layers, heads, queries, keys), rows summing to 1 and masked cells
+exactly 0, with the text of every key (``"<2de>"``, ``"▁The"``, ``"."``, ``"</s>"``). For
+self-attention
 (encoder, decoder) query i and key i are the same position; cross-attention rows are target
 positions and its keys source positions. Every statistic returns an array (layers, heads), the
 mean of a per-row value over the rows of one sentence; :func:`mean_over_sentences` averages them
@@ -23,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.tokenizer import LANGUAGES, language_tag
+from core.text.tokenizer import LANGUAGES, language_tag
 
 EOS = "</s>"
 BOS = "<s>"
-MARIAN_START = "<pad>"  # a MarianMT decoder's first input (core/marian.py)
+MARIAN_START = "<pad>"  # a MarianMT decoder's first input (core/files/marian.py)
 LANGUAGE_TAGS = frozenset(language_tag(target) for target in LANGUAGES)
 SINK_KINDS = ("eos", "tag_bos", "punctuation")
 OFFSETS = {"previous": -1, "same": 0, "next": 1}  # key position - query position

@@ -5,11 +5,13 @@ sample of the validation split (by default 100 en->de + 100 en->fr pairs, evenly
 and stored beside the model as ``<model dir>/heads.json``, never on a page load. For each kind of
 attention ("encoder", "decoder", "cross") it holds
 
-- every statistic of :func:`core.head_statistics.head_statistics`, averaged over the sentences by
-  :func:`core.head_statistics.mean_over_sentences` (each sentence counts the same), on the
-  attention of each sentence's own beam translation;
-- the mean head importance: :func:`core.ablation.head_importance` on that translation, the drop in
-  its log-probability (nats, summed over the output tokens) when one head alone is switched off
+- every statistic of :func:`core.inspection.head_statistics.head_statistics`, averaged over the
+  sentences by
+  :func:`core.inspection.head_statistics.mean_over_sentences` (each sentence counts the same), on
+  the attention of each sentence's own beam translation;
+- the mean head importance: :func:`core.inspection.ablation.head_importance` on that translation,
+  the drop in its log-probability (nats, summed over the output tokens) when one head alone is
+  switched off
   (Michel et al. 2019), averaged over the sentences;
 
 and, over all heads of all kinds, the pruning curve: heads switched off cumulatively in order of
@@ -33,10 +35,11 @@ The file (JSON, written atomically)::
                              "by_target": {"de": {"bleu": ..., "chrf": ...}, "fr": {...}}}, ...],
                  "bleu_signature": "nrefs:1|case:mixed|...", "chrf_signature": "..."}}
 
-Reading follows the model card's convention (:meth:`core.model_dir.ModelDir.read_card`): no file
-is None, a file that is not UTF-8 JSON of this shape is a :class:`core.checkpoint.CheckpointError`
-naming it. :meth:`core.model_dir.ModelDir.is_current` tells whether it was computed on the
-model.pt now beside it.
+Reading follows the model card's convention (:meth:`core.files.model_dir.ModelDir.read_card`): no
+file is None, a file that is not UTF-8 JSON of this shape is a
+:class:`core.files.checkpoint.CheckpointError` naming it.
+:meth:`core.files.model_dir.ModelDir.is_current` tells whether it was computed on the model.pt now
+beside it.
 """
 
 from __future__ import annotations
@@ -52,16 +55,16 @@ from pathlib import Path
 
 import numpy as np
 
-from core.ablation import (
+from core.files.checkpoint import CheckpointError, write_text_atomically
+from core.files.model_dir import ModelDir
+from core.inspection.ablation import (
     KINDS,
     Head,
     all_heads,
     head_importance,
     intervened_translator,
 )
-from core.checkpoint import CheckpointError, write_text_atomically
-from core.head_statistics import mean_over_sentences
-from core.model_dir import ModelDir
+from core.inspection.head_statistics import mean_over_sentences
 from core.scoring import score_translations
 from core.translator import InputError, Translator
 
@@ -198,7 +201,7 @@ def read_sentences(
 
 def pruning_order(importance: dict[str, np.ndarray]) -> list[Head]:
     """Every head of every kind by mean importance, least important first; equal scores in the
-    order of :class:`core.ablation.Head` (kind name, layer, head)."""
+    order of :class:`core.inspection.ablation.Head` (kind name, layer, head)."""
     heads = [
         Head(kind, layer, head)
         for kind, scores in importance.items()
@@ -219,8 +222,8 @@ def pruning_curve(
 ) -> list[PruningPoint]:
     """The sample's scores with the first k heads of ``order`` off, for each k of ``counts``
     (sorted, from 0): k = 0 scores ``plain_texts``, the full model's translations; every other k
-    translates the sample again with :func:`core.ablation.intervened_translator` (beam search,
-    ``decoding`` = (beam size, length penalty))."""
+    translates the sample again with :func:`core.inspection.ablation.intervened_translator` (beam
+    search, ``decoding`` = (beam size, length penalty))."""
     points = [pruning_point(0, plain_texts, pairs)]
     for count in counts[1:]:
         ablated = intervened_translator(translator, order[:count])
@@ -250,7 +253,7 @@ def survey(
 ) -> HeadSurvey:
     """Survey every head of ``translator`` on ``pairs`` (see the module docstring).
 
-    ``model_sha256`` is :meth:`core.model_dir.ModelDir.model_sha256` of the directory the
+    ``model_sha256`` is :meth:`core.files.model_dir.ModelDir.model_sha256` of the directory the
     translator was loaded from; ``heads_off`` the points of the pruning curve (default
     :func:`pruning_counts`); ``progress`` is called :func:`work_units` times. Cost: per sentence
     one beam search, one traced pass and three batched importance passes, then one beam search
@@ -332,7 +335,7 @@ _SCALARS = {
 
 
 def save_survey(path: str | Path, survey: HeadSurvey) -> None:
-    """Write heads.json atomically (:func:`core.checkpoint.atomic_write`)."""
+    """Write heads.json atomically (:func:`core.files.checkpoint.atomic_write`)."""
     text = json.dumps(survey_to_json(survey), indent=1, ensure_ascii=False) + "\n"
     write_text_atomically(path, text)
 
@@ -426,7 +429,7 @@ def survey_from_json(obj: object) -> HeadSurvey:
 def read_survey(path: str | Path) -> HeadSurvey | None:
     """A heads.json file; None when there is none. A file that is not UTF-8 JSON of the shape
     of :func:`survey_to_json` is a CheckpointError naming it (as
-    :meth:`core.model_dir.ModelDir.read_card` treats card.json)."""
+    :meth:`core.files.model_dir.ModelDir.read_card` treats card.json)."""
     path = Path(path)
     if not path.exists():
         return None

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.model import AttentionMaps, Intermediates
-from core.tokenizer import BOS_ID
-from core.words import merge_attention, words
+from core.model.transformer import AttentionMaps, Intermediates
+from core.text.tokenizer import BOS_ID
+from core.text.words import merge_attention, words
 
 PREDICTS = " → "
 HYPOTHESIS_TAIL = 3  # pieces of a hypothesis shown in its beam-step label
@@ -116,7 +116,7 @@ def in_words(
     decoder_input: Sequence[str],
     output: Sequence[str],
 ) -> AttentionSet:
-    """The same attention between words (see :func:`core.words.merge_attention`).
+    """The same attention between words (see :func:`core.text.words.merge_attention`).
 
     A decoder row becomes the positions that predict the pieces of one output word, labelled
     'previous word → word'; decoder keys are the words of the decoder input.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from sentencex import segment
 
-from core.tokenizer import normalize_text
+from core.text.tokenizer import normalize_text
 
 _SPACES_AROUND = re.compile(r"(\s*)(.*?)(\s*)", re.DOTALL)
 

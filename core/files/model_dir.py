@@ -20,18 +20,19 @@ A model directory (the shipped pretrained/en-de-fr, a training run's model/) hol
     heads.json       train.head_survey    the app's Heads lab            JSON (5)
 
 (1) {"format": "attention-lab/1", "config": the ModelConfig's fields, "state_dict": float16
-    tensors, "metadata": dict}, see core/checkpoint.py; read with torch.load(weights_only=True),
-    so loading a file cannot run code. model.pt and spm.model are what makes a model directory.
+    tensors, "metadata": dict}, see core/files/checkpoint.py; read with
+    torch.load(weights_only=True), so loading a file cannot run code. model.pt and spm.model are
+    what makes a model directory.
 (2) UTF-8, indented by 2, a newline at the end. No card reads as {}; a card that is not a JSON
     object is a CheckpointError naming it.
-(3) One JSON object a line, each with its "step" (core/metrics_log.py): the run's log, after the
-    log of the model it was continued from, on one step axis (train/lineage.py).
+(3) One JSON object a line, each with its "step" (core/files/metrics_log.py): the run's log, after
+    the log of the model it was continued from, on one step axis (train/lineage.py).
 (4) The model at a few log-spaced training steps, metadata {"step", "train_seconds"}; the final
     model.pt comes last, at the card's training.steps (:meth:`ModelDir.snapshots`).
-(5) The head survey (core/head_survey.py), with the sha256 of the model.pt it was computed on:
-    :meth:`ModelDir.is_current` tells whether that is still the model.pt beside it.
+(5) The head survey (core/inspection/head_survey.py), with the sha256 of the model.pt it was
+    computed on: :meth:`ModelDir.is_current` tells whether that is still the model.pt beside it.
 
-Every file here is written atomically (:func:`core.checkpoint.atomic_write`): a process killed
+Every file here is written atomically (:func:`core.files.checkpoint.atomic_write`): a process killed
 mid-write leaves the previous file whole, and a hidden ``.<name>.<random>.tmp`` that no reader
 looks at. The one file appended to, a run's metrics.jsonl, is read skipping a half-written line.
 
@@ -62,26 +63,26 @@ from pathlib import Path
 
 import torch
 
-from core.checkpoint import (
+from core.errors import InputError
+from core.files.checkpoint import (
     CheckpointError,
     atomic_write,
     load_model,
     save_model,
     write_text_atomically,
 )
-from core.errors import InputError
-from core.marian import REQUIRED_FILES as MARIAN_FILES
-from core.marian import (
+from core.files.marian import REQUIRED_FILES as MARIAN_FILES
+from core.files.marian import (
     WEIGHT_FILES,
     load_marian_model,
     load_marian_tokenizer,
     marian_card,
     missing_files,
 )
-from core.marian_tokenizer import MarianTokenizer
-from core.metrics_log import append_metrics, read_metrics, truncate_metrics, write_metrics
-from core.model import Transformer
-from core.tokenizer import Tokenizer
+from core.files.metrics_log import append_metrics, read_metrics, truncate_metrics, write_metrics
+from core.model.transformer import Transformer
+from core.text.marian_tokenizer import MarianTokenizer
+from core.text.tokenizer import Tokenizer
 
 MODEL_FILE = "model.pt"
 TOKENIZER_FILE = "spm.model"
@@ -335,7 +336,7 @@ class ModelDir(TrainingFiles):
 @dataclass(frozen=True)
 class MarianDir(ModelDir):
     """A MarianMT directory as transformers' save_pretrained writes it, such as Helsinki-NLP's
-    OPUS-MT models (core/marian.py reads it): read, never written here. It has no snapshots,
+    OPUS-MT models (core/files/marian.py reads it): read, never written here. It has no snapshots,
     training log or card.json; its card says what it is."""
 
     @property

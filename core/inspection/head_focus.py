@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.labelled_attention import LabelledAttention
+from core.inspection.labelled_attention import LabelledAttention
 
 
 @dataclass(frozen=True)

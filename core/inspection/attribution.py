@@ -29,8 +29,8 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients
 from scipy.stats import kendalltau
 
-from core.model import Transformer
-from core.tokenizer import UNK_ID
+from core.model.transformer import Transformer
+from core.text.tokenizer import UNK_ID
 from core.translator import Translation
 
 # Integration steps. On the shipped model, |Captum's delta| / |f(x) - f(0)| over 15 output pieces

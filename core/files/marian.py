@@ -6,13 +6,14 @@ them as MarianMTModel, and ``save_pretrained`` writes a directory of::
     config.json                   the architecture (model_type "marian")
     model.safetensors             the weights (older uploads: pytorch_model.bin)
     source.spm, target.spm        SentencePiece models cutting source and target text into pieces
-    vocab.json                    every piece's id (core/marian_tokenizer.py)
+    vocab.json                    every piece's id (core/text/marian_tokenizer.py)
     generation_config.json        decoding settings: Marian never outputs <pad>
     tokenizer_config.json         source_lang, target_lang (the target of a one-target model)
 
-What Marian does beyond the paper becomes configuration of :class:`core.model.ModelConfig`, whose
-defaults stay the paper's: the feed-forward's activation is swish (``activation``), the logits
-have a bias (``output_bias``, final_logits_bias), the sinusoids lie sines first, cosines after
+What Marian does beyond the paper becomes configuration of
+:class:`core.model.transformer.ModelConfig`, whose defaults stay the paper's: the feed-forward's
+activation is swish (``activation``), the logits have a bias (``output_bias``, final_logits_bias),
+the sinusoids lie sines first, cosines after
 (``positional_layout="halves"``), the decoder starts from <pad> and </s> is id 0 (``bos_id``,
 ``eos_id``), and decoding never outputs <pad> (``suppress_pad``). Like the paper, Marian is
 post-LN, scales the embeddings by sqrt(d_model) and shares one embedding matrix between encoder,
@@ -33,9 +34,9 @@ from pathlib import Path
 
 import torch
 
-from core.checkpoint import CheckpointError, checked_model_config, safe_load
-from core.marian_tokenizer import MarianTokenizer
-from core.model import ModelConfig, Transformer
+from core.files.checkpoint import CheckpointError, checked_model_config, safe_load
+from core.model.transformer import ModelConfig, Transformer
+from core.text.marian_tokenizer import MarianTokenizer
 
 CONFIG_FILE = "config.json"
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")  # the first present is read

@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.dropout import Dropout
-from core.kv_cache import KVCache, LayerCache, broadcast_batch
+from core.model.dropout import Dropout
+from core.model.kv_cache import KVCache, LayerCache, broadcast_batch
 
 
 @dataclass
@@ -45,7 +45,8 @@ class ModelConfig:
     pad_id: int = 0
     # False: the paper's post-LN, LayerNorm(x + Sublayer(x)). True: pre-LN, x + Sublayer(LN(x)).
     norm_first: bool = False
-    # Beyond the paper, for models trained elsewhere (core/marian.py); the defaults are the paper's.
+    # Beyond the paper, for models trained elsewhere (core/files/marian.py); the defaults are the
+    # paper's.
     bos_id: int = 2  # the decoder's first input (Marian's: pad)
     eos_id: int = 3
     suppress_pad: bool = False  # decoding never outputs pad (Marian's generation rule)
@@ -137,9 +138,10 @@ def attention(
 
 class Attend(nn.Module):
     """Every head's softmax(Q K^T / sqrt(d_k)) V at once, where queries meet keys; interventions
-    on heads (core/ablation.py) put a subclass in its place. query (B, H, T_q, d_k), key and value
-    (B, H, T_k, d_k) -> heads (B, H, T_q, d_k) and their :class:`AttentionMaps`, or None where the
-    fused kernel computed the same output (in eval mode, when the maps are not asked for)."""
+    on heads (core/inspection/ablation.py) put a subclass in its place. query (B, H, T_q, d_k), key
+    and value (B, H, T_k, d_k) -> heads (B, H, T_q, d_k) and their :class:`AttentionMaps`, or None
+    where the fused kernel computed the same output (in eval mode, when the maps are not asked
+    for)."""
 
     def forward(
         self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, with_maps: bool
@@ -348,7 +350,7 @@ class Transformer(nn.Module):
         """Embedding(x) * sqrt(D) + PE for positions offset.. offset+T: the model input (B, T, D),
         the scaled token embedding (B, T, D) and the positional encoding (T, D). A given
         ``token_embedding`` (B, T, D) stands for Embedding(x) * sqrt(D): attribution methods move
-        along it (core/attribution.py)."""
+        along it (core/inspection/attribution.py)."""
         length = tokens.size(1)
         if offset + length > self.config.max_len:
             raise ValueError(

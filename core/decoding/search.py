@@ -9,9 +9,9 @@ cross-attention that produced the step. The app's step-by-step view is drawn fro
 What a step keeps, finishes and prunes is decided by :func:`select`, a pure function of the ranked
 extensions; the words saying why are put together only when the search is traced.
 
-The searches run on the readable :class:`core.model.Transformer` or on :class:`core.engine.Engine`,
-which runs its weights fast and computes the same numbers: they ask of it only ``config``,
-``encode``, ``new_cache`` and ``decode``.
+The searches run on the readable :class:`core.model.transformer.Transformer` or on
+:class:`core.model.engine.Engine`, which runs its weights fast and computes the same numbers: they
+ask of it only ``config``, ``encode``, ``new_cache`` and ``decode``.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import Tensor
 
-from core.engine import Engine
-from core.labelled_attention import LabelledAttention, hypothesis_labels
-from core.model import Intermediates, ModelConfig, Transformer
-from core.tokenizer import BOS_ID, EOS_ID
+from core.inspection.labelled_attention import LabelledAttention, hypothesis_labels
+from core.model.engine import Engine
+from core.model.transformer import Intermediates, ModelConfig, Transformer
+from core.text.tokenizer import BOS_ID, EOS_ID
 
 # the output budget: a translation rarely needs more than 1.5 tokens per source token, plus a few
 OUTPUT_PER_SOURCE_TOKEN = 1.5

@@ -1,4 +1,4 @@
-"""A MarianMT model's vocabulary behind the interface of :class:`core.tokenizer.Tokenizer`.
+"""A MarianMT model's vocabulary behind the interface of :class:`core.text.tokenizer.Tokenizer`.
 
 A MarianMT directory (Helsinki-NLP's OPUS-MT models, as transformers' ``save_pretrained`` writes
 them) holds two SentencePiece models, ``source.spm`` for the source language and ``target.spm``
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from core.tokenizer import LANGUAGES, normalize_text
+from core.text.tokenizer import LANGUAGES, normalize_text
 
 # The language codes a page names in words; any other shows as its code.
 LANGUAGE_NAMES = {
@@ -48,7 +48,7 @@ def language_token(target: str) -> str:
 
 
 class MarianTokenizer:
-    """source.spm, target.spm and vocab.json's ids, with :class:`core.tokenizer.Tokenizer`'s
+    """source.spm, target.spm and vocab.json's ids, with :class:`core.text.tokenizer.Tokenizer`'s
     methods: the source is cut by source.spm, the output decoded by target.spm, and every id is a
     piece of vocab.json.
 

@@ -18,9 +18,9 @@ positions, the one predicting </s> included; columns s: the source pieces), per 
 and for one number per source piece the mean of those over the heads of a layer, or over every
 layer and head. Each row sums to 1, so the coverages sum to the number of rows: a piece translated
 once receives about one row's worth. In words (``Translation.word_attention``, see
-:func:`core.labelled_attention.in_words`) a row is an output word (its pieces' rows averaged) and a
-source word receives its pieces' weights summed: coverage then counts output words, and a word the
-output spells in three pieces still counts once.
+:func:`core.inspection.labelled_attention.in_words`) a row is an output word (its pieces' rows
+averaged) and a source word receives its pieces' weights summed: coverage then counts output words,
+and a word the output spells in three pieces still counts once.
 
 Under-covered, below ``Thresholds.under``: little attention, likely dropped. Over-covered, above
 ``Thresholds.over``: attended by several output positions, likely translated twice. Both are
@@ -37,11 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.decoding import BeamStep
-from core.labelled_attention import LabelledAttention, prediction_labels
-from core.tokenizer import BOS_ID
+from core.decoding.search import BeamStep
+from core.inspection.labelled_attention import LabelledAttention, prediction_labels
+from core.text.tokenizer import BOS_ID
+from core.text.words import is_special_piece
 from core.translator import InputError
-from core.words import is_special_piece
 
 UNDER_COVERED = 0.5  # less than half a row's worth of attention in total
 OVER_COVERED = 1.5  # more than one and a half rows' worth

@@ -1,7 +1,7 @@
 """Watching attention being learned: the model at earlier steps of its training.
 
 A model directory keeps float16 copies of the model at log-spaced training steps beside the
-final model, and its training log on the same step axis (core/model_dir.py lists them; the
+final model, and its training log on the same step axis (core/files/model_dir.py lists them; the
 trainer writes them, see train/lineage.py). Here each snapshot translates the user's sentence,
 and, so that every step's map has the same rows and columns, also reads the final model's
 translation by teacher forcing (Translator.inspect).
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from core.head_statistics import confidence, diagonality, entropy
-from core.model_dir import ModelDir, Snapshot
+from core.files.model_dir import ModelDir, Snapshot
+from core.inspection.head_statistics import confidence, diagonality, entropy
 from core.translator import Translation, Translator
 
 
@@ -74,8 +74,8 @@ class HeadDynamics:
     """How each head of one kind changes over the snapshots, each array (steps, layers, heads)."""
 
     steps: list[int]
-    entropy: np.ndarray  # Clark et al. 2019, see core.head_statistics.entropy
-    confidence: np.ndarray  # Voita et al. 2019, see core.head_statistics.confidence
+    entropy: np.ndarray  # Clark et al. 2019, see core.inspection.head_statistics.entropy
+    confidence: np.ndarray  # Voita et al. 2019, see core.inspection.head_statistics.confidence
     diagonality: np.ndarray | None  # cross-attention only: alignment-like weight
 
 

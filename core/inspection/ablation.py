@@ -13,10 +13,10 @@ Three interventions on a head, all on a copy of the model:
   other places (Jain & Wallace 2019, "Attention is not Explanation"). The shuffle is random,
   drawn from a generator seeded once per model copy, so one copy decodes reproducibly.
 
-Each is an :class:`core.model.Attend` put in the place of a multi-head attention's own: the
-queries, keys and values are the model's, only how the heads weigh and pass on the values changes.
-The copy is made for the request, never set on the shared model: the app serves many users from
-one cached model at once.
+Each is an :class:`core.model.transformer.Attend` put in the place of a multi-head attention's own:
+the queries, keys and values are the model's, only how the heads weigh and pass on the values
+changes. The copy is made for the request, never set on the shared model: the app serves many users
+from one cached model at once.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from core.model import Attend, AttentionMaps, MultiHeadAttention, Transformer, attention
+from core.model.transformer import Attend, AttentionMaps, MultiHeadAttention, Transformer, attention
 from core.translator import InputError, Translation, Translator
 
 KINDS = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
@@ -140,7 +140,8 @@ class WeightsReplaced(Attend):
 
 def install(attend: Attend, module: MultiHeadAttention) -> None:
     """Put ``attend`` in the place of ``module``'s, in the module's mode: a new module starts in
-    training mode, where :class:`core.model.Attend` takes the explicit path, not the fused one."""
+    training mode, where :class:`core.model.transformer.Attend` takes the explicit path, not the
+    fused one."""
     module.attend = attend.train(module.training)
 
 

@@ -3,7 +3,7 @@ recorded at. The trainer appends to it, the model card summarises it, the app pl
 
 A run killed while appending leaves a truncated last line; reading skips any line that is not a
 JSON object, so such a log stays readable and a resumed run can go on from it. Replacing the whole
-log is atomic (core.checkpoint.atomic_write). Where the log lives: core/model_dir.py.
+log is atomic (core.files.checkpoint.atomic_write). Where the log lives: core/files/model_dir.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.checkpoint import write_text_atomically
+from core.files.checkpoint import write_text_atomically
 
 
 def read_metrics(path: str | Path) -> list[dict]:

@@ -54,7 +54,7 @@ def normalize_text(text: str) -> str:
 class Tokenizer:
     """A SentencePiece model plus the project's conventions (ids, tags, normalisation).
 
-    The interface every vocabulary of the lab offers (core/marian_tokenizer.py has another):
+    The interface every vocabulary of the lab offers (core/text/marian_tokenizer.py has another):
     ``languages`` (target code -> name), ``tag_ids`` (target code -> its tag's id), ``pad_id``,
     ``unk_id``, ``eos_id``, len(), and the methods below."""
 

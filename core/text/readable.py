@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from core.sentences import is_sentence, split_sentences
+from core.text.sentences import is_sentence, split_sentences
 
 WELL_READ_WORDS = 40
 # A text is "not English" when py3langid's likeliest language is another one with at least this

@@ -1,6 +1,6 @@
 """Model files: written atomically, read with ``torch.load(weights_only=True)``.
 
-A model file (a model directory's model.pt and snapshots, see core/model_dir.py) is
+A model file (a model directory's model.pt and snapshots, see core/files/model_dir.py) is
 
     {"format": "attention-lab/1", "config": dict, "state_dict": float16 tensors, "metadata": dict}
 
@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import torch
 
-from core.model import ModelConfig, Transformer
+from core.model.transformer import ModelConfig, Transformer
 
 FORMAT = "attention-lab/1"
 TEMPORARY_SUFFIX = ".tmp"  # atomic_save writes .<name>.<random>.tmp, then renames it

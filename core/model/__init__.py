@@ -1,0 +1,3 @@
+"""The model: the paper's Transformer (transformer.py, the reference, written to be read), the
+keys and values a decoder keeps between steps (kv_cache.py), dropout (dropout.py) and a faster
+runner of the same weights for decoding (engine.py)."""
