@@ -148,7 +148,8 @@ def tiny_model_dir(directory: Path) -> Path:
 
     from benchmarks.latency import MODELS
     from core.files.model_dir import ModelDir
-    from core.model.transformer import ModelConfig, Transformer
+    from core.model.config import ModelConfig
+    from core.model.transformer import Transformer
     from core.text.tokenizer import Tokenizer
     from support.tiny_corpus import tiny_corpus
 

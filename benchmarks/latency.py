@@ -99,7 +99,8 @@ def build_translator(name: str, seed: int = 0):
     """A Translator around a random model of MODELS[name], in eval mode."""
     import torch
 
-    from core.model.transformer import ModelConfig, Transformer
+    from core.model.config import ModelConfig
+    from core.model.transformer import Transformer
     from core.translator import Translator
 
     config = ModelConfig(**MODELS[name], max_len=256)

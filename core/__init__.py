@@ -2,7 +2,8 @@
 
 from core.decoding.search import beam_search, greedy_decode, length_penalty
 from core.files.checkpoint import CheckpointError
-from core.model.transformer import ModelConfig, Transformer
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 from core.text.tokenizer import LANGUAGES, Tokenizer, normalize_text
 from core.translator import DEFAULT_MODEL, InputError, Translation, Translator
 

@@ -13,7 +13,8 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core.files.model_dir import ModelDir
-from core.model.transformer import ModelConfig, Transformer
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 from core.text.tokenizer import EOS_ID, Tokenizer
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus

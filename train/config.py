@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.model.transformer import ModelConfig
+from core.model.config import ModelConfig
 from train.data import MixtureError, default_data_dir, parse_mixture
 
 HELP = {

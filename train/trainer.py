@@ -28,7 +28,8 @@ from core.files.checkpoint import (
     save_model,
 )
 from core.files.model_dir import RunDir, copy_atomically, open_model_dir
-from core.model.transformer import ModelConfig, Transformer
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 from core.scoring import score_translations
 from core.text.tokenizer import PAD_ID, Tokenizer
 from core.translator import Translator

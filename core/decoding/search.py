@@ -23,8 +23,9 @@ import torch
 from torch import Tensor
 
 from core.inspection.labelled_attention import LabelledAttention, hypothesis_labels
+from core.model.config import ModelConfig
 from core.model.engine import Engine
-from core.model.transformer import Intermediates, ModelConfig, Transformer
+from core.model.transformer import Intermediates, Transformer
 from core.text.tokenizer import BOS_ID, EOS_ID
 
 # the output budget: a translation rarely needs more than 1.5 tokens per source token, plus a few

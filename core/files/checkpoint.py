@@ -18,7 +18,8 @@ from typing import Any, BinaryIO
 
 import torch
 
-from core.model.transformer import ModelConfig, Transformer
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 
 FORMAT = "attention-lab/1"
 TEMPORARY_SUFFIX = ".tmp"  # atomic_save writes .<name>.<random>.tmp, then renames it

@@ -11,7 +11,7 @@ them as MarianMTModel, and ``save_pretrained`` writes a directory of::
     tokenizer_config.json         source_lang, target_lang (the target of a one-target model)
 
 What Marian does beyond the paper becomes configuration of
-:class:`core.model.transformer.ModelConfig`, whose defaults stay the paper's: the feed-forward's
+:class:`core.model.config.ModelConfig`, whose defaults stay the paper's: the feed-forward's
 activation is swish (``activation``), the logits have a bias (``output_bias``, final_logits_bias),
 the sinusoids lie sines first, cosines after
 (``positional_layout="halves"``), the decoder starts from <pad> and </s> is id 0 (``bos_id``,
@@ -35,7 +35,8 @@ from pathlib import Path
 import torch
 
 from core.files.checkpoint import CheckpointError, checked_model_config, safe_load
-from core.model.transformer import ModelConfig, Transformer
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 from core.text.marian_tokenizer import MarianTokenizer
 
 CONFIG_FILE = "config.json"

@@ -18,8 +18,9 @@ import torch
 
 from core.decoding.search import beam_search, greedy_decode
 from core.inspection.ablation import Head, intervened, intervened_translator
+from core.model.config import ModelConfig
 from core.model.engine import PACK_ABOVE_BYTES, Engine, Linear
-from core.model.transformer import Attend, ModelConfig, Transformer
+from core.model.transformer import Attend, Transformer
 from core.text.tokenizer import BOS_ID, EOS_ID
 from core.translator import Translator
 from tests.conftest import TINY

@@ -6,9 +6,9 @@ import math
 import pytest
 import torch
 
+from core.model.config import ModelConfig
 from core.model.transformer import (
     Attend,
-    ModelConfig,
     MultiHeadAttention,
     Transformer,
     attention,

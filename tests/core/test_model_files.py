@@ -14,7 +14,8 @@ from core.files.checkpoint import (
     atomic_save,
     load_model,
 )
-from core.model.transformer import ModelConfig, Transformer
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 from tests.conftest import TINY
 
 

@@ -12,7 +12,8 @@ from core import CheckpointError, InputError, Translator
 from core.decoding.search import batch_beam_search
 from core.files.checkpoint import load_model, save_model
 from core.files.model_dir import MODEL_FILE, TOKENIZER_FILE
-from core.model.transformer import ModelConfig, Transformer
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 from core.text.tokenizer import PAD_ID
 from core.translator import length_batches
 from support.tiny_corpus import tiny_corpus

@@ -3,7 +3,8 @@ gradients, across several chunks of rows."""
 
 import torch
 
-from core.model.transformer import ModelConfig, Transformer
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 from train.loss import CHUNK_ROWS, ProjectedLoss, TranslationLoss, label_smoothed_loss
 
 PAD = 0
