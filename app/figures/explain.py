@@ -3,6 +3,8 @@ output word's attention in two sentences with the difference."""
 
 from __future__ import annotations
 
+import html
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,8 +12,57 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.figures.heatmaps import heatmap
-from app.figures.style import ATTENTION_SCALE, DIVERGING_SCALE, figure_height
-from app.figures.text import plot_labels, plot_text
+from app.figures.style import (
+    ATTENTION_SCALE,
+    CELL_TEXT_MAX,
+    CHARACTER_WIDTH,
+    DIVERGING_SCALE,
+    LABEL_CHARS,
+    PHONE_PLOT_PX,
+    figure_height,
+)
+from app.figures.text import plot_labels, plot_lines, plot_text
+
+SCALE_BELOW_PX = 70  # a colour bar under a map, with its title: the figure grows by that much
+TICK_FONT_PX = 12  # the chart theme's tick labels
+TICK_ANGLE = 60  # degrees: heatmap() tilts column labels up to the right
+AXIS_TITLE_PX = 50  # an axis title, and the gaps around it
+GAP_PX = 10
+
+
+def wrapped_labels(names: Sequence[str]) -> list[str]:
+    """Each name as plotly shows it literally, on lines of at most LABEL_CHARS characters
+    (broken between words): a lens's name on one line took a phone's map from it."""
+    return [
+        plot_lines("\n".join(textwrap.wrap(name, LABEL_CHARS, break_on_hyphens=False)))
+        for name in names
+    ]
+
+
+def tau_text(tau: float) -> str:
+    """Kendall's tau as a cell shows it: two decimals, without the leading zero as correlations
+    are written (it lies in -1..1): "-.12", ".77", "1.00"."""
+    return f"{tau:.2f}".replace("0.", ".", 1)
+
+
+def scale_below(fig: go.Figure, title: str) -> None:
+    """Lay the colour bar of ``fig``'s map under it, across, instead of beside it (where it
+    took a third of a phone's width), and make the figure that much taller; the right margin
+    it leaves holds the last column's label, tilted up to the right."""
+    fig.update_traces(
+        colorbar={
+            "title": {"text": title, "side": "top"},
+            "orientation": "h",
+            "y": -0.02,
+            "yanchor": "top",
+            "thickness": 12,
+        }
+    )
+    last = len(html.unescape(fig.layout.xaxis.ticktext[-1])) * TICK_FONT_PX * CHARACTER_WIDTH
+    fig.update_layout(
+        height=fig.layout.height + SCALE_BELOW_PX,
+        margin_r=round(last * np.cos(np.radians(TICK_ANGLE))) + GAP_PX,
+    )
 
 
 def lens_map(values: dict[str, np.ndarray], source_labels: Sequence[str], title: str) -> go.Figure:
@@ -32,13 +83,17 @@ def lens_map(values: dict[str, np.ndarray], source_labels: Sequence[str], title:
         zmax=1.0,
         value_text=np.vectorize(lambda v: f"{v:.3g}")(raw),
     )
-    fig.update_layout(height=figure_height(len(values), per_row=44), margin={"l": 260})
+    fig.update_yaxes(ticktext=wrapped_labels(values), automargin=True)
+    fig.update_layout(height=figure_height(len(values), per_row=44))
+    scale_below(fig, "share of the row's largest")
     return fig
 
 
 def agreement_map(names: Sequence[str], agreement: np.ndarray) -> go.Figure:
-    """Kendall's tau between every pair of lenses, -1..1, with the value in each cell."""
-    return heatmap(
+    """Kendall's tau between every pair of lenses, -1..1, with the value in each cell, written
+    small enough to fit its cell on a phone (PHONE_PLOT_PX across the lenses)."""
+    texts = np.vectorize(tau_text)(agreement)
+    fig = heatmap(
         agreement,
         names,
         names,
@@ -48,9 +103,20 @@ def agreement_map(names: Sequence[str], agreement: np.ndarray) -> go.Figure:
         colorscale=DIVERGING_SCALE,
         zmin=-1.0,
         zmax=1.0,
-        value_text=np.vectorize(lambda v: f"{v:.2f}")(agreement),
+        value_text=texts,
         show_text=True,
     )
+    widest = max(map(len, texts.ravel()))
+    size = min(CELL_TEXT_MAX, PHONE_PLOT_PX / len(names) / (CHARACTER_WIDTH * widest))
+    fig.update_traces(textfont_size=size)
+    fig.update_yaxes(ticktext=wrapped_labels(names), automargin=True)
+    # the column labels, tilted on top, and the axis's title above them: the caption goes above
+    longest = max(map(len, names)) * TICK_FONT_PX * CHARACTER_WIDTH
+    tilted = longest * np.sin(np.radians(TICK_ANGLE))
+    top = round(tilted) + AXIS_TITLE_PX
+    fig.update_layout(height=fig.layout.height - fig.layout.margin.t + top, margin_t=top)
+    scale_below(fig, "tau")
+    return fig
 
 
 def difference_map(
@@ -98,8 +164,12 @@ def difference_map(
             col=1,
         )
         fig.update_yaxes(
-            tickvals=list(range(len(names))), ticktext=list(labels), autorange="reversed", row=row
+            tickvals=list(range(len(names))),
+            ticktext=list(labels),
+            autorange="reversed",
+            automargin=True,
+            row=row,
         )
     fig.update_xaxes(tickvals=list(columns), ticktext=list(words), tickangle=-60, row=2)
-    fig.update_layout(title=plot_text(title), height=380, margin={"l": 200, "t": 80})
+    fig.update_layout(title=plot_text(title), height=380, margin={"t": 80})
     return fig
