@@ -130,13 +130,18 @@ st.markdown(READING_GUIDE)
 
 st.header("Why this piece rather than another?")
 alternatives = state.cached_alternatives(*state.current(), position)
+foils = [piece for piece, _, _ in alternatives]
+if st.session_state.get("foil", foils[0]) not in foils:  # an alternative at another piece
+    del st.session_state["foil"]
 foil = st.selectbox(
     "Instead of",
-    [piece for piece, _, _ in alternatives],
+    foils,
+    # the URL holds this text: the sentence and the piece explained, there too, fix the chances
     format_func={
         piece: f"{piece_text(text)} (P {chance:.3f})" for piece, text, chance in alternatives
     }.get,
-    key=f"foil-{position}",
+    key="foil",
+    bind="query-params",
     help="The pieces the model found likeliest after the one it chose.",
 )
 found = state.cached_contrast(
