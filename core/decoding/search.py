@@ -9,9 +9,9 @@ cross-attention that produced the step. The app's step-by-step view is drawn fro
 What a step keeps, finishes and prunes is decided by :func:`select`, a pure function of the ranked
 extensions; the words saying why are put together only when the search is traced.
 
-The searches run on the readable :class:`core.model.transformer.Transformer` or on
-:class:`core.model.engine.Engine`, which runs its weights fast and computes the same numbers: they
-ask of it only ``config``, ``encode``, ``new_cache`` and ``decode``.
+The searches run on any :class:`core.decoding.decoder.Decoder`: the readable
+:class:`core.model.transformer.Transformer`, or :class:`core.model.engine.Engine`, which runs its
+weights fast and computes the same numbers.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field, replace
 import torch
 from torch import Tensor
 
+from core.decoding.decoder import Cache, Decoder
 from core.inspection.labelled_attention import LabelledAttention, hypothesis_labels
 from core.model.config import ModelConfig
-from core.model.engine import Engine
-from core.model.transformer import Intermediates, Transformer
+from core.model.transformer import Intermediates
 from core.text.tokenizer import BOS_ID, EOS_ID
 
 # the output budget: a translation rarely needs more than 1.5 tokens per source token, plus a few
@@ -73,9 +73,7 @@ def output_budgets(source: Tensor, config: ModelConfig, max_length: int | None) 
 
 
 @torch.inference_mode()
-def greedy_decode(
-    model: Transformer | Engine, source: Tensor, max_length: int | None = None
-) -> list[list[int]]:
+def greedy_decode(model: Decoder, source: Tensor, max_length: int | None = None) -> list[list[int]]:
     """Pick the most probable token at every step, y_t = argmax P(y | y_<t, x), for a batch.
 
     source (B, S), padded -> B token lists, each ending with eos unless its length budget ran out
@@ -280,7 +278,7 @@ def best_extensions(
     return top_scores.tolist(), extensions
 
 
-def follow_parents(cache: list, parents: list[int], device: torch.device) -> None:
+def follow_parents(cache: Sequence[Cache], parents: list[int], device: torch.device) -> None:
     """Keep the cache's rows of ``parents``, in that order: each kept hypothesis takes its parent's
     keys and values (a row index_select; rows no parent names are dropped)."""
     index = torch.tensor(parents, device=device)
@@ -290,7 +288,7 @@ def follow_parents(cache: list, parents: list[int], device: torch.device) -> Non
 
 @torch.inference_mode()
 def beam_search(
-    model: Transformer | Engine,
+    model: Decoder,
     source: Tensor,
     beam_size: int = 4,
     alpha: float = 0.6,
@@ -340,7 +338,7 @@ def beam_search(
 
 @torch.inference_mode()
 def batch_beam_search(
-    model: Transformer | Engine,
+    model: Decoder,
     source: Tensor,
     beam_size: int = 4,
     alpha: float = 0.6,

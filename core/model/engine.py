@@ -45,13 +45,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from core.model.config import ACTIVATIONS, ModelConfig
 from core.model.transformer import (
     Attend,
     AttentionMaps,
     Intermediates,
-    MultiHeadAttention,
     Transformer,
     padding_mask,
+    positional_encoding,
     subsequent_mask,
 )
 
@@ -87,13 +88,8 @@ class Linear:
     packed: Tensor | None = None  # W in oneDNN's layout, when it is large
 
     @classmethod
-    def of(cls, *linears: nn.Linear) -> Linear:
-        """One layer, its own weights; or several stacked into one, [W_1; W_2; ...], a copy."""
-        weights = [linear.weight.detach() for linear in linears]
-        biases = [linear.bias.detach() for linear in linears]
-        weight, bias = (
-            (weights[0], biases[0]) if len(linears) == 1 else map(torch.cat, (weights, biases))
-        )
+    def of(cls, weight: Tensor, bias: Tensor | None) -> Linear:
+        """The layer of W (out, in) and b (out,)."""
         return cls(weight.t(), bias, onednn_layout(weight))
 
     def __call__(self, x: Tensor) -> Tensor:
@@ -115,10 +111,6 @@ class Norm:
     weight: Tensor  # (D,)
     bias: Tensor  # (D,)
     eps: float
-
-    @classmethod
-    def of(cls, norm: nn.LayerNorm) -> Norm:
-        return cls(norm.weight.detach(), norm.bias.detach(), norm.eps)
 
     def __call__(self, x: Tensor) -> Tensor:
         return torch.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
@@ -147,19 +139,6 @@ class AttentionWeights:
     out: Linear  # Concat(heads) -> Concat(heads) W^O
     sqrt_d_k: Tensor  # sqrt(d_k), 0-dim: the scores' divisor
 
-    @classmethod
-    def of(cls, attention: MultiHeadAttention) -> AttentionWeights:
-        qkv = Linear.of(attention.w_q, attention.w_k, attention.w_v)
-        d_model = attention.n_heads * attention.d_k
-        return cls(
-            attention.n_heads,
-            qkv,
-            qkv.columns(0, d_model),
-            qkv.columns(d_model, 3 * d_model),
-            Linear.of(attention.w_o),
-            torch.tensor(math.sqrt(attention.d_k)),
-        )
-
 
 @dataclass
 class EncoderLayer:
@@ -183,31 +162,95 @@ class DecoderLayer:
     norm_ff: Norm
 
 
-def feed_forward_of(layer: nn.Module) -> FeedForward:
-    feed_forward = layer.feed_forward
-    # relu in place, the same numbers without a copy
-    activation = torch.relu_ if feed_forward.activation is F.relu else feed_forward.activation
-    return FeedForward(Linear.of(feed_forward.w_1), Linear.of(feed_forward.w_2), activation)
+# nn.LayerNorm's default epsilon, which every norm of the model keeps (it is not in a state_dict)
+LAYER_NORM_EPS = 1e-5
 
 
-def encoder_layer_of(layer: nn.Module) -> EncoderLayer:
-    return EncoderLayer(
-        AttentionWeights.of(layer.self_attn),
-        feed_forward_of(layer),
-        Norm.of(layer.residual_attn.norm),
-        Norm.of(layer.residual_ff.norm),
-    )
+class Weights:
+    """The model's ``state_dict()``, read by key, every tensor's shape checked against the config:
+    the engine knows the model by these keys alone, and must read every one of them.
 
+    Keys as the readable model names them: ``embedding.weight`` (V, D), ``output_bias`` (V,),
+    ``encoder_layers.{i}.self_attn.w_q.weight`` (D, D) ... ``.residual_attn.norm.bias`` (D,),
+    ``decoder_layers.{i}.cross_attn.w_o.bias`` (D,) ..., ``encoder_norm.weight`` (D,) (pre-LN).
+    """
 
-def decoder_layer_of(layer: nn.Module) -> DecoderLayer:
-    return DecoderLayer(
-        AttentionWeights.of(layer.self_attn),
-        AttentionWeights.of(layer.cross_attn),
-        feed_forward_of(layer),
-        Norm.of(layer.residual_self.norm),
-        Norm.of(layer.residual_cross.norm),
-        Norm.of(layer.residual_ff.norm),
-    )
+    def __init__(self, model: nn.Module, config: ModelConfig) -> None:
+        self.state = model.state_dict()  # detached tensors sharing the parameters' storage
+        self.config = config
+        self.unread = set(self.state)
+
+    def tensor(self, key: str, *shape: int) -> Tensor:
+        if key not in self.state:
+            raise ValueError(f"The model has no weight {key!r}: the engine cannot run it.")
+        tensor = self.state[key]
+        if tuple(tensor.shape) != shape:
+            raise ValueError(f"{key} has shape {tuple(tensor.shape)}, the engine expects {shape}.")
+        self.unread.discard(key)
+        return tensor
+
+    def linear(self, *names: str, d_in: int, d_out: int) -> Linear:
+        """The layer ``name`` (W (d_out, d_in), b (d_out,)), or several stacked into one,
+        [W_1; W_2; ...] (a copy)."""
+        weights = [self.tensor(f"{name}.weight", d_out, d_in) for name in names]
+        biases = [self.tensor(f"{name}.bias", d_out) for name in names]
+        if len(names) == 1:
+            return Linear.of(weights[0], biases[0])
+        return Linear.of(torch.cat(weights), torch.cat(biases))
+
+    def norm(self, name: str) -> Norm:
+        d_model = self.config.d_model
+        weight, bias = self.tensor(f"{name}.weight", d_model), self.tensor(f"{name}.bias", d_model)
+        return Norm(weight, bias, LAYER_NORM_EPS)
+
+    def attention(self, name: str) -> AttentionWeights:
+        """W^Q, W^K, W^V (stacked) and W^O of the multi-head attention ``name``."""
+        config, d_model = self.config, self.config.d_model
+        projections = (f"{name}.w_q", f"{name}.w_k", f"{name}.w_v")
+        qkv = self.linear(*projections, d_in=d_model, d_out=d_model)
+        return AttentionWeights(
+            config.n_heads,
+            qkv,
+            qkv.columns(0, d_model),
+            qkv.columns(d_model, 3 * d_model),
+            self.linear(f"{name}.w_o", d_in=d_model, d_out=d_model),
+            torch.tensor(math.sqrt(config.d_k)),
+        )
+
+    def feed_forward(self, name: str) -> FeedForward:
+        config = self.config
+        # relu in place, the same numbers without a copy
+        activation = torch.relu_ if config.activation == "relu" else ACTIVATIONS[config.activation]
+        return FeedForward(
+            self.linear(f"{name}.w_1", d_in=config.d_model, d_out=config.d_ff),
+            self.linear(f"{name}.w_2", d_in=config.d_ff, d_out=config.d_model),
+            activation,
+        )
+
+    def encoder_layer(self, i: int) -> EncoderLayer:
+        name = f"encoder_layers.{i}"
+        return EncoderLayer(
+            self.attention(f"{name}.self_attn"),
+            self.feed_forward(f"{name}.feed_forward"),
+            self.norm(f"{name}.residual_attn.norm"),
+            self.norm(f"{name}.residual_ff.norm"),
+        )
+
+    def decoder_layer(self, i: int) -> DecoderLayer:
+        name = f"decoder_layers.{i}"
+        return DecoderLayer(
+            self.attention(f"{name}.self_attn"),
+            self.attention(f"{name}.cross_attn"),
+            self.feed_forward(f"{name}.feed_forward"),
+            self.norm(f"{name}.residual_self.norm"),
+            self.norm(f"{name}.residual_cross.norm"),
+            self.norm(f"{name}.residual_ff.norm"),
+        )
+
+    def check_all_read(self) -> None:
+        """Every weight of the model is one the engine runs: none is left out of its numbers."""
+        if self.unread:
+            raise ValueError(f"Weights the engine does not run: {', '.join(sorted(self.unread))}.")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -449,18 +492,21 @@ class Engine:
         self.model = model
         self.config = config = model.config
         self.norm_first = config.norm_first
-        self.embedding = model.embedding.weight.detach()  # (V, D)
-        bias = model.output_bias.detach() if config.output_bias else None  # (V,)
-        self.unembedding = Linear(self.embedding.T, bias, onednn_layout(self.embedding))
+        weights = Weights(model, config)
+        self.embedding = weights.tensor("embedding.weight", config.vocab_size, config.d_model)
+        bias = weights.tensor("output_bias", config.vocab_size) if config.output_bias else None
+        self.unembedding = Linear.of(self.embedding, bias)  # x E^T (+ b)
         # sqrt(D), or 1 for a model trained without the scale (as the model's token_embedding)
         scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
         self.embedding_scale = torch.tensor(scale)
-        self.pe = model.pe
+        pe = positional_encoding(config.max_len, config.d_model, config.positional_layout)
+        self.pe = pe.to(self.embedding.device)  # (max_len, D), as the model's own buffer
         self.causal = subsequent_mask(config.max_len, self.embedding.device)
-        self.encoder_layers = [encoder_layer_of(layer) for layer in model.encoder_layers]
-        self.decoder_layers = [decoder_layer_of(layer) for layer in model.decoder_layers]
-        self.encoder_norm = Norm.of(model.encoder_norm) if config.norm_first else None
-        self.decoder_norm = Norm.of(model.decoder_norm) if config.norm_first else None
+        self.encoder_layers = [weights.encoder_layer(i) for i in range(config.n_encoder_layers)]
+        self.decoder_layers = [weights.decoder_layer(i) for i in range(config.n_decoder_layers)]
+        self.encoder_norm = weights.norm("encoder_norm") if config.norm_first else None
+        self.decoder_norm = weights.norm("decoder_norm") if config.norm_first else None
+        weights.check_all_read()
         self.version = weights_version(model)
 
     @staticmethod

@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from core.decoding.decoder import Decoder
 from core.decoding.search import (
     REASONS,
     Hypothesis,
@@ -42,6 +43,37 @@ def test_batched_greedy_equals_one_at_a_time():
     padded = torch.tensor([r + [TINY.pad_id] * (width - len(r)) for r in rows])
     batched = greedy_decode(model, padded)
     assert batched == [greedy_decode(model, torch.tensor([r]))[0] for r in rows]
+
+
+class OnlyTheInterface:
+    """A decoder that offers the searches what :class:`Decoder` declares, and nothing else."""
+
+    def __init__(self, model) -> None:
+        self.config = model.config
+        self.encode, self.new_cache, self.decode = model.encode, model.new_cache, model.decode
+
+    def __getattr__(self, name: str):
+        raise AssertionError(
+            f"a search asked the model for {name!r}, which Decoder does not declare"
+        )
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["model", "engine"])
+def test_the_searches_ask_only_what_the_decoder_interface_declares(fast):
+    model = eos_prone_model(1)
+    decoder = Engine(model) if fast else model
+    assert isinstance(decoder, Decoder)
+    bare = OnlyTheInterface(decoder)
+    assert isinstance(bare, Decoder)
+    assert not isinstance(object(), Decoder)
+    source = sources(1)[0]
+    assert greedy_decode(bare, source) == greedy_decode(decoder, source)
+    traced, expected = (beam_search(d, source, 4, trace=True) for d in (bare, decoder))
+    assert (traced.tokens, traced.score) == (expected.tokens, expected.score)
+    rows = padded(mixed_sentences(3, 1))
+    assert [r.tokens for r in batch_beam_search(bare, rows, 4)] == [
+        r.tokens for r in batch_beam_search(decoder, rows, 4)
+    ]
 
 
 def mixed_sentences(n: int, seed: int) -> list[list[int]]:

@@ -188,11 +188,14 @@ def test_a_large_layer_runs_on_onednn_a_small_one_as_nn_linear_does(rows):
     assert large.weight.nbytes > PACK_ABOVE_BYTES >= small.weight.nbytes
     x = torch.randn(rows, 256)
     with torch.inference_mode():
-        assert Linear.of(small).packed is None
-        assert torch.equal(Linear.of(small)(x), small(x))
+        fast_small, fast_large = (
+            Linear.of(m.weight.detach(), m.bias.detach()) for m in (small, large)
+        )
+        assert fast_small.packed is None
+        assert torch.equal(fast_small(x), small(x))
         if torch.backends.mkldnn.is_available():
-            assert Linear.of(large).packed is not None
-        assert_same(large(x), Linear.of(large)(x))
+            assert fast_large.packed is not None
+        assert_same(large(x), fast_large(x))
 
 
 @pytest.fixture(scope="module")
@@ -245,6 +248,28 @@ def test_the_engine_follows_changed_weights(tiny_model_dir):
         fast.model.decoder_layers[0].self_attn.w_q.weight.mul_(3.0)  # inside the fused W^QKV
     assert fast.decoder is not engine
     assert_translators_agree(fast, readable, SENTENCES[:1])
+
+
+def test_the_engine_is_built_from_the_state_dict_and_checks_every_shape(model):
+    """The engine knows the model by its state_dict() keys: a weight of another shape, a weight
+    the config promises but the model lacks, or a weight the engine would not run is an error
+    naming it."""
+    d_model = model.config.d_model
+    wrong_shape = copy.deepcopy(model)
+    wrong_shape.decoder_layers[0].cross_attn.w_o.weight = torch.nn.Parameter(
+        torch.zeros(d_model, d_model + 1)
+    )
+    with pytest.raises(ValueError, match=r"decoder_layers\.0\.cross_attn\.w_o\.weight has shape"):
+        Engine(wrong_shape)
+    missing = copy.deepcopy(model)
+    missing.config = dataclasses.replace(model.config, output_bias=True)
+    with pytest.raises(ValueError, match="no weight 'output_bias'"):
+        Engine(missing)
+    extra = copy.deepcopy(model)
+    extra.register_parameter("temperature", torch.nn.Parameter(torch.ones(1)))
+    with pytest.raises(ValueError, match="does not run: temperature"):
+        Engine(extra)
+    Engine(model)  # the model itself is read whole
 
 
 class SameAttend(Attend):
