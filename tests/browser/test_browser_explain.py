@@ -29,8 +29,12 @@ def query(tab) -> dict[str, str]:
 
 
 def tick_texts(tab, chart: str, axis: str) -> list[str]:
+    """A chart's tick labels as read, the lines of a folded one joined by a space."""
     ticks = tab.locator(f".st-key-chart-{chart} .js-plotly-plot .{axis}tick text")
-    return ticks.evaluate_all("els => els.map(e => e.textContent)")
+    return ticks.evaluate_all(
+        "els => els.map(e => [...e.querySelectorAll('tspan.line')].map(line => line.textContent)"
+        ".join(' ') || e.textContent)"
+    )
 
 
 def test_explain_lenses_intervention_and_minimal_pair(server, page, translator):  # noqa: F811
