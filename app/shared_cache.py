@@ -31,13 +31,26 @@ def size_in_bytes(value: object) -> int:
     return len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+# What holds no array, passed over first: most of what an analysis holds (token ids, pieces,
+# probabilities: 3,800 of its 4,500 objects for a short sentence, beam 4)
+SCALARS = (str, int, float, bool, type(None))
+
+
+@functools.cache
+def field_names(cls: type) -> tuple[str, ...]:
+    """The names of a dataclass's fields, looked up once per class."""
+    return tuple(field.name for field in dataclasses.fields(cls))
+
+
 def freeze(value: object) -> None:
     """Make every NumPy array reachable through dataclasses, lists, tuples and dicts read-only."""
+    if isinstance(value, SCALARS):
+        return
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for field in dataclasses.fields(value):
-            freeze(getattr(value, field.name))
+        for name in field_names(type(value)):
+            freeze(getattr(value, name))
     elif isinstance(value, (list, tuple)):
         for item in value:
             freeze(item)

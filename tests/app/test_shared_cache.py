@@ -35,6 +35,16 @@ def test_values_are_read_only_all_the_way_down():
             array += 1
 
 
+def test_arrays_beside_scalars_and_inside_nested_dataclasses_are_read_only_too():
+    inner = Holder(np.zeros(2), [1, 2.5, "piece", None, True])
+    outer = Holder(np.ones(1), [3, "text", (inner, 0.5)])
+    freeze(outer)
+    for array in (outer.weights, inner.weights):
+        with pytest.raises(ValueError, match="read-only"):
+            array += 1
+    assert inner.more == [1, 2.5, "piece", None, True]
+
+
 def test_the_least_recently_used_leave_when_the_bytes_pass_the_budget():
     one = size_in_bytes(np.zeros(1000))
     calls = []
