@@ -13,6 +13,13 @@ once, so that happens a few times in a server's life, mostly on the first visit 
 the price is that an object alive then (another session's state) which later becomes garbage in
 a cycle is never collected.
 
+A full collection looks at every object the caches hold, and that grows with them: with 60
+analyses in the shared cache (three rounds of ``python -m benchmarks.load --users 20``) one took
+24 ms, and 20 users acting at once each paid it, one after another under the GIL. So a run
+collects only when a second has passed since the last full collection, of any session: with 20
+users at once, a few collections a wave instead of 20, and a page's garbage waits at most that
+second (or until Python's own collection gets to it).
+
 glibc's malloc keeps freed memory inside its heaps for reuse, and the server has many heaps (one
 per script thread, roughly). The large, short-lived tensors and arrays of a beam search with its
 trace leave holes there: running the Training dynamics page on long sentences in one process
@@ -26,7 +33,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import math
 import sys
+import threading
+import time
 
 
 def _malloc_trim():
@@ -38,7 +48,10 @@ def _malloc_trim():
 
 
 MALLOC_TRIM = _malloc_trim()
+FULL_COLLECTION_INTERVAL_S = 1.0
 _modules_when_frozen = 0  # len(sys.modules) at the last freeze
+_last_full_collection = -math.inf  # time.monotonic() of the last full collection
+_collection_lock = threading.Lock()
 
 
 def freeze_what_is_loaded() -> None:
@@ -48,12 +61,27 @@ def freeze_what_is_loaded() -> None:
     _modules_when_frozen = len(sys.modules)
 
 
+def _full_collection_due() -> bool:
+    """True for one caller at most once per FULL_COLLECTION_INTERVAL_S, whichever thread asks."""
+    global _last_full_collection
+    with _collection_lock:
+        now = time.monotonic()
+        if now - _last_full_collection < FULL_COLLECTION_INTERVAL_S:
+            return False
+        _last_full_collection = now
+        return True
+
+
 def release_freed_memory() -> bool:
-    """Collect the run's garbage cycles (and freeze what is alive after a run that loaded a
-    module) and return freed heap memory to the system; False where the C library cannot
-    return it."""
+    """Collect the garbage cycles of the runs since the last collection (and freeze what is
+    alive after a run that loaded a module) and return freed heap memory to the system, when a
+    full collection is due or a module was loaded. Whether memory was handed back: False when
+    nothing was collected, or where the C library cannot return it."""
+    loaded = len(sys.modules) > _modules_when_frozen
+    if not _full_collection_due() and not loaded:
+        return False
     gc.collect()
-    if len(sys.modules) > _modules_when_frozen:
+    if loaded:
         freeze_what_is_loaded()
     if MALLOC_TRIM is None:
         return False

@@ -2,29 +2,55 @@
 out of later collections (app/memory.py)."""
 
 import gc
+import math
 import sys
 import weakref
 
 import numpy as np
 
+from app import memory
 from app.memory import release_freed_memory
 
 
-def test_a_garbage_cycle_holding_an_array_is_gone_after_the_release():
-    class Page:  # a page's namespace and its functions point at each other
-        pass
+class Page:  # a page's namespace and its functions point at each other
+    pass
 
-    gc.disable()  # or an automatic collection could pass the test without the release
+
+def garbage_cycle() -> weakref.ref:
+    """A cycle holding an array, already garbage: a weak reference to it."""
     page = Page()
     page.itself = page
     page.figure = np.zeros(1_000_000)
-    alive = weakref.ref(page)
-    del page
+    return weakref.ref(page)
+
+
+def test_a_garbage_cycle_holding_an_array_is_gone_after_the_release(monkeypatch):
+    monkeypatch.setattr(memory, "_last_full_collection", -math.inf)  # a collection is due
+    gc.disable()  # or an automatic collection could pass the test without the release
     try:
+        alive = garbage_cycle()
         release_freed_memory()
     finally:
         gc.enable()
     assert alive() is None
+
+
+def test_a_full_collection_at_most_once_a_second_whichever_session_asks(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(memory.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(memory, "_last_full_collection", -math.inf)
+    gc.disable()
+    try:
+        release_freed_memory()  # collects: the last collection is now
+        alive = garbage_cycle()
+        clock[0] += 0.9 * memory.FULL_COLLECTION_INTERVAL_S
+        assert not release_freed_memory()
+        assert alive() is not None  # waits for the next full collection
+        clock[0] += 0.2 * memory.FULL_COLLECTION_INTERVAL_S
+        release_freed_memory()
+        assert alive() is None
+    finally:
+        gc.enable()
 
 
 def test_what_a_run_loaded_is_frozen_out_of_later_collections(tmp_path, monkeypatch):
