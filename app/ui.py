@@ -135,7 +135,7 @@ def sidebar() -> None:
                 "and the shipped one.",
             )
         st.caption("The address bar holds this view: copy it to share exactly what is on screen.")
-    st.html(narrow.CSS)
+    narrow.style()
     if settings().present:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.html(presentation.CSS)
