@@ -4,9 +4,12 @@ Streamlit does not tell the server the size of the window, so what adapts is CSS
 the options of a page's picker wrap onto more lines instead of scrolling sideways out of view
 (and a long option onto two lines instead of ending in "…"), and a chart narrower than
 NARROW_CHART draws its title and caption smaller, so that their lines (app/slides.py wraps them
-at TITLE_CHARS and CAPTION_CHARS) are not cut at its right edge, and gives the chart's toolbar
-(plotly's modebar, which sits over the figure's top right corner) a strip of its own above the
-figure, where it covers no title. An exported figure is drawn outside the page, at its own sizes.
+at TITLE_CHARS and CAPTION_CHARS) are not cut at its right edge, and hides the chart's toolbar
+(plotly's modebar, which sits over the figure's top right corner and there, across half a phone,
+over its title and caption): the "Figure for slides" button under the chart still exports it, and
+Streamlit's own button shows it full screen. (A strip of its own above the figure cannot be had:
+Streamlit gives the chart's element the figure's height, and what grew the figure was cut off at
+its foot.) An exported figure is drawn outside the page, at its own sizes.
 
 And a script: on a screen so narrow that the open sidebar lies over the page instead of beside it
 (a phone), the sidebar closes after Translate or a classic example is clicked, so that the
@@ -16,7 +19,6 @@ translation is seen.
 import streamlit as st
 
 NARROW_CHART = "480px"
-MODEBAR_PX = 28  # the toolbar's height: a row of plotly's 22 px buttons and their padding
 MARKER = "narrow-screen"  # the script's element, which takes no room on the page
 CSS = f"""<style>
 [data-testid="stMain"] [role="radiogroup"] {{ flex-wrap: wrap; }}
@@ -28,8 +30,7 @@ CSS = f"""<style>
 @container (max-width: {NARROW_CHART}) {{
     .js-plotly-plot .gtitle {{ font-size: 12px !important; }}
     .js-plotly-plot .gtitle-subtitle {{ font-size: 10px !important; }}
-    .js-plotly-plot {{ padding-top: {MODEBAR_PX}px; }}
-    .js-plotly-plot .modebar-container {{ top: -{MODEBAR_PX}px !important; }}
+    .js-plotly-plot .modebar-container {{ display: none; }}
 }}
 [data-testid="stMain"] .stElementContainer:has(.{MARKER}) {{ display: none; }}
 </style>"""
