@@ -10,7 +10,6 @@ import itertools
 
 import pytest
 
-from app import narrow
 from support.browser import wait_for_app
 from tests.browser.test_browser import page, server  # noqa: F401 (fixtures)
 from tests.browser.test_browser_layout import BOX, PHONE, open_page, overlap, sidebar_collapsed
@@ -84,8 +83,6 @@ def test_translate_closes_the_sidebar_where_it_lies_over_the_result(
 ):
     page.set_viewport_size({"width": width, "height": height})
     open_page(page, server, "translate", text=SENTENCE)
-    if closes and not page.locator(f".{narrow.MARKER}").count():  # drop once ui.py draws it
-        pytest.xfail("app/ui.py draws narrow.CSS, not narrow.style() with the sidebar's script")
     if sidebar_collapsed(page):  # a phone starts with it closed
         page.locator("[data-testid='stExpandSidebarButton']").click()
         page.wait_for_timeout(500)  # the sidebar's slide-in
