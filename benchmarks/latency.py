@@ -3,7 +3,8 @@
 Random models translate a 30-token source by greedy search (beam 1) and beam search (beam 4), with
 and without the attention trace: d256, the size in the latency budget (6 + 6 layers, 8 heads,
 d_model 256, d_ff 1024, 8000 pieces); d192, the shape of the shipped model (train's CPU preset:
-d_model 192, d_ff 768, pre-LN); d128, the previous shipped shape; and a tiny one. Two lengths:
+d_model 192, d_ff 768, pre-LN) with 8,000 pieces and with 16,000 (d192-16k); d128, the previous
+shipped shape; and a tiny one. Two lengths:
 
     forced   the search runs exactly --steps steps (max_length; a random model never says </s>)
     natural  the default length budget, 1.5 x source + 10 tokens, which the d256 random model
@@ -66,9 +67,12 @@ MODELS = {
     "d128": dict(vocab_size=8000, d_model=128, n_heads=8, d_ff=512, norm_first=True),
     "d192": dict(vocab_size=8000, d_model=192, n_heads=8, d_ff=768, norm_first=True),
     "d256": dict(vocab_size=8000, d_model=256, n_heads=8, d_ff=1024),
+    # the shipped shape with a 16,000-piece vocabulary (issue #27's vocabulary study): the output
+    # projection of every step doubles
+    "d192-16k": dict(vocab_size=16000, d_model=192, n_heads=8, d_ff=768, norm_first=True),
 }
 SEARCHES = {"greedy": 1, "beam4": 4}
-BUDGET_MODELS = ["d192", "d256"]  # the shipped shape and the issue's reference size
+BUDGET_MODELS = ["d192", "d192-16k", "d256"]  # shipped shape, its 16k variant, the reference
 
 
 class NumberTokenizer:
@@ -417,7 +421,7 @@ def log_prob_difference(translator, ct2, text: str) -> float:
     from core.text.tokenizer import EOS_ID
 
     result = translator.translate(text, beam_size=PEER_BEAM)
-    ours = translator.inspect(result).token_scores  # log P of each output token, </s> included
+    ours = translator.trace(result).token_scores  # log P of each output token, </s> included
     vocabulary = ctranslate2_vocabulary(len(translator.tokenizer))
     target = [vocabulary[i] for i in result.output_ids if i != EOS_ID]  # CTranslate2 adds </s>
     source = [vocabulary[i] for i in result.source_ids]

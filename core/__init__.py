@@ -4,6 +4,7 @@ from core.decoding.search import beam_search, greedy_decode, length_penalty
 from core.files.checkpoint import CheckpointError
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
+from core.request import Request
 from core.text.tokenizer import LANGUAGES, Tokenizer, normalize_text
 from core.translator import DEFAULT_MODEL, InputError, Translation, Translator
 
@@ -13,6 +14,7 @@ __all__ = [
     "CheckpointError",
     "InputError",
     "ModelConfig",
+    "Request",
     "Tokenizer",
     "Transformer",
     "Translation",

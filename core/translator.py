@@ -22,7 +22,7 @@ positions: position t reads ``decoder_input_tokens[t]`` (<s>, then the output so
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -55,7 +55,9 @@ BATCH_TOKENS = 4096
 # Every beam keeps its hypotheses' attention while tracing: beam 1000 took 160 s and 18.6 GB on a
 # 30-piece sentence. Beyond 16, beam search rarely changes a translation (the app offers 1-8).
 MAX_BEAM_SIZE = 16
-MAX_LENGTH_PENALTY = 5.0  # alpha; Wu et al. 2016 tuned it in 0.6..1.0
+MAX_ALPHA = 5.0  # the length penalty's alpha; Wu et al. 2016 tuned it in 0.6..1.0
+# How the app shows each piece (Translation.source_kinds, output_kinds), in the order of its legend
+PIECE_KINDS = ("word start", "continuation", "special", "byte")
 
 
 def check_text(text: object) -> None:
@@ -71,24 +73,42 @@ def check_text(text: object) -> None:
         ) from None
 
 
-def check_decoding(beam_size: object, length_penalty: object, max_length: object = None) -> None:
+def check_target(target: object, languages: Iterable[str]) -> None:
+    """A target language must be one of the model's ``languages``."""
+    if target not in languages:
+        raise InputError(
+            f"Unknown target language {target!r}: choose one of {', '.join(languages)}."
+        )
+
+
+def check_decoding(beam_size: object, alpha: object, max_length: object = None) -> None:
     """Refuse decoding settings that would fail deep in torch, run for minutes, or silently mean
-    something else: a beam size outside 1..MAX_BEAM_SIZE or not an integer, a length penalty that
-    is not a finite number in 0..MAX_LENGTH_PENALTY, a max_length below 1."""
+    something else: a beam size outside 1..MAX_BEAM_SIZE or not an integer, a length penalty alpha
+    that is not a finite number in 0..MAX_ALPHA, a max_length below 1."""
     if isinstance(beam_size, bool) or not isinstance(beam_size, int):
         raise InputError(f"beam_size must be an integer, got {beam_size!r}.")
     if not 1 <= beam_size <= MAX_BEAM_SIZE:
         raise InputError(f"beam_size must be between 1 and {MAX_BEAM_SIZE}, got {beam_size}.")
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
-        raise InputError(f"length_penalty must be a number, got {length_penalty!r}.")
-    if not (math.isfinite(length_penalty) and 0 <= length_penalty <= MAX_LENGTH_PENALTY):
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise InputError(f"alpha (the length penalty) must be a number, got {alpha!r}.")
+    if not (math.isfinite(alpha) and 0 <= alpha <= MAX_ALPHA):
         raise InputError(
-            f"length_penalty must be between 0 and {MAX_LENGTH_PENALTY}, got {length_penalty}."
+            f"alpha (the length penalty) must be between 0 and {MAX_ALPHA}, got {alpha}."
         )
     if max_length is not None and (
         isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1
     ):
         raise InputError(f"max_length must be a whole number of at least 1, got {max_length!r}.")
+
+
+def piece_kind(piece: str, is_special: bool, is_byte: bool) -> str:
+    """What a piece is (PIECE_KINDS): 'special' (pad, bos, eos, a language tag), 'byte' (byte
+    fallback), 'word start' (begins with SentencePiece's ▁) or 'continuation'."""
+    if is_special:
+        return "special"
+    if is_byte:
+        return "byte"
+    return "word start" if piece.startswith("▁") else "continuation"
 
 
 @dataclass
@@ -112,13 +132,20 @@ class Translation:
     output_ids: list[int]
     output_tokens: list[str]  # what each decoder position predicted: ... </s>
     score: float  # log-probability of the output
-    token_scores: list[float] = field(default_factory=list)  # log P of each output token (inspect)
-    truncated: bool = False  # the source was longer than the model takes, and was cut
+    source_kinds: list[str]  # piece_kind of each source piece
+    output_kinds: list[str]  # piece_kind of each output piece
+    uncut_source_length: int  # the source's pieces before any cut, <2xx> and </s> included
+    token_scores: list[float] = field(default_factory=list)  # log P of each output token (.trace)
     attention: AttentionSet | None = None  # piece by piece: weights, scores, masked scores
     word_attention: AttentionSet | None = None  # pieces merged into words: weights
     embeddings: Embeddings | None = None
     steps: list[BeamStep] = field(default_factory=list)
     finished: list[Hypothesis] = field(default_factory=list)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the source was longer than the model takes, and was cut."""
+        return self.uncut_source_length > len(self.source_ids)
 
 
 @dataclass
@@ -185,73 +212,82 @@ class Translator:
     def max_source_tokens(self) -> int:
         return int(self.model.config.max_len * SOURCE_SHARE_OF_MAX_LEN)
 
-    def source_ids(self, text: str, target: str) -> tuple[list[int], bool]:
-        """Encoder input ids for ``text`` and whether it had to be cut to fit the model.
+    def source_ids(self, text: str, target: str) -> tuple[list[int], int]:
+        """Encoder input ids for ``text``, cut to fit the model, and their number before the cut.
 
         Raises InputError for text that is not a string of valid Unicode, text with nothing to
         translate, or an unknown target language.
         """
         check_text(text)
-        if target not in self.languages:
-            raise InputError(
-                f"Unknown target language {target!r}: choose one of {', '.join(self.languages)}."
-            )
+        check_target(target, self.languages)
         if not normalize_text(text):
             raise InputError("There is nothing to translate: type a sentence.")
         ids = self.tokenizer.encode_source(text, target)
         if len(ids) <= self.max_source_tokens:
-            return ids, False
-        return [*ids[: self.max_source_tokens - 1], self.model.config.eos_id], True
+            return ids, len(ids)
+        return [*ids[: self.max_source_tokens - 1], self.model.config.eos_id], len(ids)
+
+    def piece_kinds(self, ids: Sequence[int], pieces: Sequence[str]) -> list[str]:
+        """The kind of each piece of ``ids`` (:func:`piece_kind`)."""
+        tokenizer = self.tokenizer
+        return [
+            piece_kind(p, tokenizer.is_special(i), tokenizer.is_byte(i))
+            for i, p in zip(ids, pieces)
+        ]
 
     def translate(
         self,
         text: str,
         target: str = "de",
         beam_size: int = 4,
-        length_penalty: float = 0.6,
+        alpha: float = 0.6,
         trace: bool = False,
         max_length: int | None = None,
     ) -> Translation:
-        """Translate one sentence by beam search (beam_size=1 is greedy search).
+        """Translate one sentence by beam search (beam_size=1 is greedy search), ranking ended
+        hypotheses by log P(Y) / lp(Y), lp the length penalty of ``alpha`` (0: none).
+        ``translator.translate(**request.arguments)`` translates a :class:`core.Request`.
 
         trace=True also returns every beam step and the attention, scores and embeddings of the
         model run on the chosen output (cached decoding and this full pass agree; the tests say so).
         max_length caps the output in tokens, eos included (default: 1.5 x the source + 10).
         """
-        check_decoding(beam_size, length_penalty, max_length)
-        ids, truncated = self.source_ids(text, target)
+        check_decoding(beam_size, alpha, max_length)
+        ids, uncut_length = self.source_ids(text, target)
         source = torch.tensor([ids], device=self.device)
-        pieces = self.tokenizer.pieces
-        beam = beam_search(
-            self.decoder, source, beam_size, length_penalty, max_length, trace, pieces=pieces
-        )
+        pieces, decoder = self.tokenizer.pieces, self.decoder
+        beam = beam_search(decoder, source, beam_size, alpha, max_length, trace, pieces=pieces)
         output = beam.tokens  # ends with eos unless the length budget ran out
         decoder_input = [self.model.config.bos_id, *output[:-1]]
+        source_tokens, output_tokens = pieces(ids), pieces(output)
         result = Translation(
             text=self.tokenizer.decode(output),
             target=target,
             source_ids=ids,
-            source_tokens=pieces(ids),
+            source_tokens=source_tokens,
             decoder_input_ids=decoder_input,
             decoder_input_tokens=pieces(decoder_input),
             output_ids=output,
-            output_tokens=pieces(output),
+            output_tokens=output_tokens,
             score=beam.score,
-            truncated=truncated,
+            source_kinds=self.piece_kinds(ids, source_tokens),
+            output_kinds=self.piece_kinds(output, output_tokens),
+            uncut_source_length=uncut_length,
             steps=beam.steps,
             finished=beam.finished,
         )
         if trace:
-            self._attach_trace(result, source)
+            self._attach_trace(result, source, decoder)
         return result
 
     @torch.inference_mode()
-    def inspect(self, result: Translation) -> Translation:
-        """``result`` (with its source and output) as this model sees it, by teacher forcing: the
-        attention and embeddings this model computes on that output. A snapshot inspecting the
-        final model's translation shows its attention on the same rows and columns."""
+    def trace(self, result: Translation) -> Translation:
+        """``result`` (with its source and output) as this model sees it, traced by teacher
+        forcing: the attention and embeddings this model computes on that output. A snapshot
+        tracing the final model's translation shows its attention on the same rows and columns."""
         forced = replace(result, steps=[], finished=[])
-        logits = self._attach_trace(forced, torch.tensor([result.source_ids], device=self.device))
+        source = torch.tensor([result.source_ids], device=self.device)
+        logits = self._attach_trace(forced, source, self.decoder)
         log_probs = logits[0].float().log_softmax(-1)  # (T, V)
         output = torch.tensor(result.output_ids, device=self.device)
         token_scores = log_probs.gather(1, output[:, None])[:, 0]  # (T,)
@@ -268,11 +304,13 @@ class Translator:
         return logits[0].float().softmax(-1).cpu().numpy()
 
     @torch.inference_mode()
-    def _attach_trace(self, result: Translation, source: torch.Tensor) -> torch.Tensor:
-        """The attention and embeddings of a full pass over the chosen output; returns its logits
-        (1, T, vocabulary)."""
+    def _attach_trace(
+        self, result: Translation, source: torch.Tensor, decoder: Transformer | Engine
+    ) -> torch.Tensor:
+        """The attention and embeddings of ``decoder``'s full pass over the chosen output (the
+        caller's :attr:`decoder`, asked for once); returns its logits (1, T, vocabulary)."""
         target = torch.tensor([result.decoder_input_ids], device=self.device)
-        logits, trace = self.decoder(source, target, inspect=True)
+        logits, trace = decoder(source, target, trace=True)
         texts = (result.source_tokens, result.decoder_input_tokens, result.output_tokens)
         result.attention = traced_attention(trace, *texts)
         result.word_attention = in_words(result.attention, *texts)
@@ -304,14 +342,14 @@ class Translator:
         texts: list[str],
         target: str = "de",
         beam_size: int = 4,
-        length_penalty: float = 0.6,
+        alpha: float = 0.6,
         progress: Callable[[int], object] | None = None,
     ) -> list[str]:
         """Translate many sentences (evaluation) as :meth:`translate` does, in batches of
         similar length: greedy search for beam_size=1, else batched beam search
         (core.decoding.search.batch_beam_search). Blank lines translate to blank lines; ``progress``
         is called with the number of sentences of each batch done."""
-        check_decoding(beam_size, length_penalty)
+        check_decoding(beam_size, alpha)
         outputs, pad = [""] * len(texts), self.model.config.pad_id
         todo = [i for i, text in enumerate(texts) if normalize_text(text)]
         rows = [self.source_ids(texts[i], target)[0] for i in todo]  # refuses bad text first
@@ -323,7 +361,7 @@ class Translator:
             if beam_size == 1:
                 decoded = greedy_decode(self.decoder, source)
             else:
-                beams = batch_beam_search(self.decoder, source, beam_size, length_penalty)
+                beams = batch_beam_search(self.decoder, source, beam_size, alpha)
                 decoded = [beam.tokens for beam in beams]
             for b, tokens in zip(batch, decoded):
                 outputs[todo[b]] = self.tokenizer.decode(tokens)

@@ -166,7 +166,7 @@ def example_translations(translator: Translator) -> list[dict]:
             "source": text,
             "target": target,
             "translation": translator.translate(
-                text, target, beam_size=4, length_penalty=LENGTH_PENALTY
+                text, target, beam_size=4, alpha=LENGTH_PENALTY
             ).text,
         }
         for text in EXAMPLES

@@ -44,7 +44,7 @@ def evaluate(
     references: list[str],
     target: str,
     beam_size: int = 4,
-    length_penalty: float = 0.6,
+    alpha: float = 0.6,
     progress: bool = True,
     split_sentences: bool = False,
 ) -> dict:
@@ -55,9 +55,7 @@ def evaluate(
     with tqdm(
         total=len(texts), desc=f"en-{target}", unit="sent", disable=not progress, file=sys.stderr
     ) as bar:
-        translations = translator.translate_batch(
-            texts, target, beam_size, length_penalty, bar.update
-        )
+        translations = translator.translate_batch(texts, target, beam_size, alpha, bar.update)
     if split_sentences:
         translated = dict(zip(texts, translations))
         hypotheses = [translate_by_sentence(source, translated.__getitem__) for source in sources]

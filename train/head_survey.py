@@ -28,8 +28,8 @@ from core.files.checkpoint import CheckpointError
 from core.files.model_dir import HEADS_FILE, ModelDir, open_model_dir
 from core.inspection.ablation import all_heads
 from core.inspection.head_survey import (
+    ALPHA,
     BEAM_SIZE,
-    LENGTH_PENALTY,
     SamplePair,
     check_counts,
     pruning_counts,
@@ -113,7 +113,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--length-penalty",
         type=finite_float,
-        default=LENGTH_PENALTY,
+        default=ALPHA,
         help="GNMT length penalty alpha (default 0.6, as the model card)",
     )
     parser.add_argument(

@@ -72,7 +72,7 @@ FORMAT = "attention-lab/heads/1"
 # Points of the pruning curve, as shares of all heads: 0, 6, 12, 24, 48, 72, 96, 120, 144 of 144.
 PRUNING_FRACTIONS = (0, 1 / 24, 1 / 12, 1 / 6, 1 / 3, 1 / 2, 2 / 3, 5 / 6, 1)
 BEAM_SIZE = 4  # as the model card scores (train/card.py)
-LENGTH_PENALTY = 0.6
+ALPHA = 0.6
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 Progress = Callable[[str], None]  # called after each unit of work with what was just done
@@ -109,7 +109,7 @@ class HeadSurvey:
     sample: str  # how the sample was chosen, for people
     sample_sha256: str
     beam_size: int
-    length_penalty: float
+    length_penalty: float  # alpha, under heads.json's name for it
     statistics: dict[str, dict[str, np.ndarray]]  # kind -> statistic -> (layers, heads)
     importance: dict[str, np.ndarray]  # kind -> (layers, heads), mean log-probability drop
     pruning_order: list[Head]  # every head, least important first
@@ -161,16 +161,14 @@ def translate_sample(
     translator: Translator,
     pairs: Sequence[SamplePair],
     beam_size: int,
-    length_penalty: float,
+    alpha: float,
     progress: Progress,
     what: str,
 ) -> list[str]:
     """The beam translation of every source of the sample, one progress unit each."""
     hypotheses = []
     for pair in pairs:
-        hypotheses.append(
-            translator.translate(pair.source, pair.target, beam_size, length_penalty).text
-        )
+        hypotheses.append(translator.translate(pair.source, pair.target, beam_size, alpha).text)
         progress(what)
     return hypotheses
 
@@ -179,7 +177,7 @@ def read_sentences(
     translator: Translator,
     pairs: Sequence[SamplePair],
     beam_size: int,
-    length_penalty: float,
+    alpha: float,
     progress: Progress,
 ) -> tuple[list[str], dict[str, list], dict[str, list[np.ndarray]]]:
     """Translate each sentence, and keep, per kind, its attention (weights (L, H, Q, K), key
@@ -188,9 +186,9 @@ def read_sentences(
     attention: dict[str, list] = {kind: [] for kind in KINDS}
     importance: dict[str, list[np.ndarray]] = {kind: [] for kind in KINDS}
     for pair in pairs:
-        result = translator.translate(pair.source, pair.target, beam_size, length_penalty)
+        result = translator.translate(pair.source, pair.target, beam_size, alpha)
         texts.append(result.text)
-        traced = translator.inspect(result).attention  # the same output, teacher-forced
+        traced = translator.trace(result).attention  # the same output, teacher-forced
         for kind in KINDS:
             kind_attention = getattr(traced, kind)
             attention[kind].append((kind_attention.weights, kind_attention.key_labels))
@@ -223,7 +221,7 @@ def pruning_curve(
     """The sample's scores with the first k heads of ``order`` off, for each k of ``counts``
     (sorted, from 0): k = 0 scores ``plain_texts``, the full model's translations; every other k
     translates the sample again with :func:`core.inspection.ablation.intervened_translator` (beam
-    search, ``decoding`` = (beam size, length penalty))."""
+    search, ``decoding`` = (beam size, alpha))."""
     points = [pruning_point(0, plain_texts, pairs)]
     for count in counts[1:]:
         ablated = intervened_translator(translator, order[:count])
@@ -248,7 +246,7 @@ def survey(
     sample: str = "",
     heads_off: Sequence[int] | None = None,
     beam_size: int = BEAM_SIZE,
-    length_penalty: float = LENGTH_PENALTY,
+    alpha: float = ALPHA,
     progress: Progress | None = None,
 ) -> HeadSurvey:
     """Survey every head of ``translator`` on ``pairs`` (see the module docstring).
@@ -266,13 +264,11 @@ def survey(
     counts = check_counts(
         pruning_counts(total_heads) if heads_off is None else heads_off, total_heads
     )
-    texts, attention, importance = read_sentences(
-        translator, pairs, beam_size, length_penalty, progress
-    )
+    texts, attention, importance = read_sentences(translator, pairs, beam_size, alpha, progress)
     statistics = {kind: mean_over_sentences(attention[kind], kind != "cross") for kind in KINDS}
     mean_importance = {kind: np.mean(importance[kind], axis=0) for kind in KINDS}  # (L, H)
     order = pruning_order(mean_importance)
-    decoding = (beam_size, length_penalty)
+    decoding = (beam_size, alpha)
     points = pruning_curve(translator, pairs, texts, order, counts, decoding, progress)
     signatures = score_translations(texts, [pair.reference for pair in pairs])
     return HeadSurvey(
@@ -284,7 +280,7 @@ def survey(
         sample=sample,
         sample_sha256=sample_sha256(pairs),
         beam_size=beam_size,
-        length_penalty=length_penalty,
+        length_penalty=alpha,
         statistics=statistics,
         importance=mean_importance,
         pruning_order=order,

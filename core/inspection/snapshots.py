@@ -4,7 +4,7 @@ A model directory keeps float16 copies of the model at log-spaced training steps
 final model, and its training log on the same step axis (core/files/model_dir.py lists them; the
 trainer writes them, see train/lineage.py). Here each snapshot translates the user's sentence,
 and, so that every step's map has the same rows and columns, also reads the final model's
-translation by teacher forcing (Translator.inspect).
+translation by teacher forcing (Translator.trace).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 
 from core.files.model_dir import ModelDir, Snapshot
 from core.inspection.head_statistics import confidence, diagonality, entropy
+from core.request import Request
 from core.translator import Translation, Translator
 
 
@@ -56,17 +57,12 @@ class SnapshotView:
 
 
 def view_snapshot(
-    translator: Translator,
-    step: int,
-    text: str,
-    reference: Translation,
-    beam_size: int,
-    length_penalty: float,
+    translator: Translator, step: int, request: Request, reference: Translation
 ) -> SnapshotView:
-    """``translator``, the snapshot at ``step``, on ``text``, of which ``reference`` is the final
-    model's traced translation."""
-    own = translator.translate(text, reference.target, beam_size, length_penalty)
-    return SnapshotView(step, own, translator.inspect(reference))
+    """``translator``, the snapshot at ``step``, on ``request``, of which ``reference`` is the
+    final model's traced translation."""
+    own = translator.translate(**request.arguments)
+    return SnapshotView(step, own, translator.trace(reference))
 
 
 @dataclass(frozen=True)

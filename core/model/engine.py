@@ -27,7 +27,7 @@ With several threads, or on another CPU, MKL may split the fused matmul differen
 separate ones, and a last bit may differ (tests/core/test_engine.py bounds it).
 
 An :class:`Engine` answers what core/decoding/search.py asks of a model (``config``, ``encode``,
-``new_cache``, ``decode``), and ``engine(source, target, inspect=True)`` is the model's inspected
+``new_cache``, ``decode``), and ``engine(source, target, trace=True)`` is the model's traced
 forward pass, so the searches and traces run on either. It stands for a model in eval mode without
 interventions (core/inspection/ablation.py), built from its weights at one moment:
 :meth:`Engine.can_run` and :meth:`Engine.is_current` say when it does (core.translator.Translator
@@ -261,14 +261,14 @@ class Weights:
 @dataclass
 class Mask:
     """Where a query may attend (True), broadcasting to (B, H, T_q, T_k), and its complement for
-    an inspected pass: None when nothing is masked, and the masked scores are the scores."""
+    a traced pass: None when nothing is masked, and the masked scores are the scores."""
 
     allowed: Tensor
     forbidden: Tensor | None
 
     @classmethod
-    def of(cls, allowed: Tensor, inspect: bool) -> Mask:
-        return cls(allowed, None if not inspect or allowed.all() else ~allowed)
+    def of(cls, allowed: Tensor, trace: bool) -> Mask:
+        return cls(allowed, None if not trace or allowed.all() else ~allowed)
 
 
 def split_heads(rows: Tensor, batch: int, n_heads: int) -> Tensor:
@@ -590,10 +590,10 @@ class Engine:
         return self.unembedding(x)
 
     def __call__(
-        self, source: Tensor, target: Tensor, inspect: bool = False
+        self, source: Tensor, target: Tensor, trace: bool = False
     ) -> tuple[Tensor, Intermediates | None]:
         """Teacher-forced pass: source (B, S), target (B, T) -> logits (B, T, V) and, with
-        inspect=True, the :class:`core.model.transformer.Intermediates`."""
-        trace = Intermediates() if inspect else None
-        memory, memory_mask = self.encode(source, trace)
-        return self.decode(target, memory, memory_mask, trace=trace), trace
+        trace=True, the :class:`core.model.transformer.Intermediates`."""
+        traced = Intermediates() if trace else None
+        memory, memory_mask = self.encode(source, traced)
+        return self.decode(target, memory, memory_mask, trace=traced), traced

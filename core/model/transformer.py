@@ -1,7 +1,7 @@
 """The Transformer of "Attention Is All You Need" (Vaswani et al., 2017), written to be read.
 
 One encoder-decoder model for translation. Every function is named after an idea of the paper and
-its docstring gives the formula. Inspection is a return value, not a hook: with ``inspect=True`` a
+its docstring gives the formula. Tracing is a return value, not a hook: with ``trace=True`` a
 forward pass also returns :class:`Intermediates`, holding the embeddings that went in and, for every
 layer, the attention of every head.
 
@@ -246,7 +246,7 @@ class DecoderLayer(nn.Module):
 
 @dataclass
 class Intermediates:
-    """Everything one inspected forward pass computed on the way (shapes: see the module doc)."""
+    """Everything one traced forward pass computed on the way (shapes: see the module doc)."""
 
     source_embedding: Tensor | None = None  # (B, S, D) token embeddings * sqrt(D), before PE
     source_positional: Tensor | None = None  # (S, D) the positional encoding added to them
@@ -371,13 +371,13 @@ class Transformer(nn.Module):
         return logits + self.output_bias if self.config.output_bias else logits
 
     def forward(
-        self, source: Tensor, target: Tensor, inspect: bool = False
+        self, source: Tensor, target: Tensor, trace: bool = False
     ) -> tuple[Tensor, Intermediates | None]:
         """Teacher-forced pass: source (B, S), target (B, T) -> logits (B, T, V) and, with
-        inspect=True, the :class:`Intermediates`."""
-        trace = Intermediates() if inspect else None
-        memory, memory_mask = self.encode(source, trace)
-        return self.decode(target, memory, memory_mask, trace=trace), trace
+        trace=True, the :class:`Intermediates`."""
+        traced = Intermediates() if trace else None
+        memory, memory_mask = self.encode(source, traced)
+        return self.decode(target, memory, memory_mask, trace=traced), traced
 
     def new_cache(self) -> list[LayerCache]:
         """An empty key/value cache, one entry per decoder layer."""

@@ -44,18 +44,18 @@ def test_an_ablated_head_feeds_exactly_zero_into_the_output_projection():
         assert concat[..., other * d_k : (other + 1) * d_k].abs().sum() > 0
 
 
-@pytest.mark.parametrize("inspect", [False, True])  # fused kernel and explicit path
-def test_the_weights_of_an_ablated_head_change_nothing(inspect):
+@pytest.mark.parametrize("trace", [False, True])  # fused kernel and explicit path
+def test_the_weights_of_an_ablated_head_change_nothing(trace):
     model = ablated(eos_prone_model(0), OFF)
     source, target = sources()[1], torch.tensor([[BOS_ID, 9, 10, 11]])
     with torch.no_grad():
-        before, _ = model(source, target, inspect=inspect)
+        before, _ = model(source, target, trace=trace)
         d_k = TINY.d_model // TINY.n_heads
         for head in OFF:
             rows = slice(head.head * d_k, (head.head + 1) * d_k)
             attention_module(model, head).w_v.weight[rows] += 1.0
             attention_module(model, head).w_q.weight[rows] -= 0.5
-        after, _ = model(source, target, inspect=inspect)
+        after, _ = model(source, target, trace=trace)
     assert torch.equal(before, after)
 
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from core import InputError
-from core.translator import MAX_BEAM_SIZE, MAX_LENGTH_PENALTY
+from core.translator import MAX_ALPHA, MAX_BEAM_SIZE
 
 SENTENCE = "The dog runs."
 
@@ -19,10 +19,10 @@ SENTENCE = "The dog runs."
         ({"beam_size": 0}, "beam_size"),
         ({"beam_size": 2.5}, "beam_size"),
         ({"beam_size": True}, "beam_size"),
-        ({"length_penalty": 1e308}, "length_penalty"),
-        ({"length_penalty": math.nan}, "length_penalty"),
-        ({"length_penalty": -1.0}, "length_penalty"),
-        ({"length_penalty": "0.6"}, "length_penalty"),
+        ({"alpha": 1e308}, "alpha"),
+        ({"alpha": math.nan}, "alpha"),
+        ({"alpha": -1.0}, "alpha"),
+        ({"alpha": "0.6"}, "alpha"),
         ({"max_length": 0}, "max_length"),
         ({"target": "es"}, "target language"),
     ],
@@ -48,5 +48,5 @@ def test_translate_batch_checks_its_settings_too(translator):
 
 
 def test_the_edges_of_the_ranges_translate(translator):
-    for beam_size, length_penalty in ((1, 0.0), (MAX_BEAM_SIZE, MAX_LENGTH_PENALTY), (3, 1)):
-        assert isinstance(translator.translate(SENTENCE, "de", beam_size, length_penalty).text, str)
+    for beam_size, alpha in ((1, 0.0), (MAX_BEAM_SIZE, MAX_ALPHA), (3, 1)):
+        assert isinstance(translator.translate(SENTENCE, "de", beam_size, alpha).text, str)

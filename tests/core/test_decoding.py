@@ -198,7 +198,7 @@ def test_beam_trace_cross_attention_is_the_models():
     result = beam_search(model, source, beam_size=2, trace=True)
     step = result.steps[2]
     hyp = step.hypotheses[0]
-    _, trace = model(source, torch.tensor([[BOS_ID, *hyp.tokens]]), inspect=True)
+    _, trace = model(source, torch.tensor([[BOS_ID, *hyp.tokens]]), trace=True)
     expected = torch.stack([m.weights[0, :, -1] for m in trace.cross])  # (L, H, S)
     weights = torch.from_numpy(step.cross_attention.weights)  # (L, H, n, S)
     assert torch.allclose(weights[:, :, 0], expected, atol=1e-5)

@@ -133,7 +133,7 @@ def test_padded_greedy_batch_is_the_models(name):
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_inspected_pass_over_a_padded_batch_is_the_models(name):
+def test_traced_pass_over_a_padded_batch_is_the_models(name):
     """Every attention map (scores, masked scores, weights), the embeddings and the logits."""
     config = CONFIGS[name]
     model = random_model(config, 2)
@@ -141,8 +141,8 @@ def test_inspected_pass_over_a_padded_batch_is_the_models(name):
     targets = padded([[BOS_ID, *s[0, :5].tolist()] for s in random_sources(config, 3)])
     engine = Engine(model)
     with torch.inference_mode():
-        expected = model(sources, targets, inspect=True)
-        assert_same(expected, engine(sources, targets, inspect=True))
+        expected = model(sources, targets, trace=True)
+        assert_same(expected, engine(sources, targets, trace=True))
         assert_same(model(sources, targets), engine(sources, targets))
     _, trace = expected
     assert len(trace.cross) == config.n_decoder_layers
@@ -175,7 +175,7 @@ def test_translator_is_fast_and_the_same(translator):
     fast, readable = fast_and_readable(translator)
     assert_translators_agree(fast, readable, SENTENCES)
     result = readable.translate(*SENTENCES[1], trace=True)
-    assert_same(readable.inspect(result), fast.inspect(result))
+    assert_same(readable.trace(result), fast.trace(result))
     assert_same(readable.predictions(result), fast.predictions(result))
     texts = [text for text, _ in SENTENCES]  # of different lengths: padded
     assert_same(readable.encode_batch(texts), fast.encode_batch(texts))

@@ -35,7 +35,7 @@ def traces(intervention: str):
     original = eos_prone_model(1)
     changed = intervened(original, CHOSEN, intervention, seed=5)
     with torch.no_grad():
-        return original(*padded_batch(), inspect=True)[1], changed(*padded_batch(), inspect=True)[1]
+        return original(*padded_batch(), trace=True)[1], changed(*padded_batch(), trace=True)[1]
 
 
 def weights_of(trace, head: Head) -> torch.Tensor:
@@ -89,11 +89,11 @@ def test_importance_is_the_drop_of_a_direct_ablated_pass(translator, kind):
     importance = head_importance(translator, result, kind)
     layers = layer_count(translator.model, kind)
     assert importance.shape == (layers, TINY.n_heads)
-    normal = translator.inspect(result).score
+    normal = translator.trace(result).score
     for layer in range(layers):
         for head in range(TINY.n_heads):
             ablated = intervened_translator(translator, [Head(kind, layer, head)])
-            direct = normal - ablated.inspect(result).score
+            direct = normal - ablated.trace(result).score
             assert importance[layer, head] == pytest.approx(direct, abs=1e-4)
     assert np.abs(importance).max() > 0
 
@@ -109,7 +109,7 @@ def test_predictions_are_the_distributions_the_output_was_chosen_from(translator
     assert probabilities.shape == (len(result.output_ids), TINY.vocab_size)
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
     chosen = probabilities[np.arange(len(result.output_ids)), result.output_ids]
-    np.testing.assert_allclose(np.log(chosen), translator.inspect(result).token_scores, atol=1e-5)
+    np.testing.assert_allclose(np.log(chosen), translator.trace(result).token_scores, atol=1e-5)
 
 
 def test_the_shift_of_a_distribution_is_its_total_variation_and_top_words():

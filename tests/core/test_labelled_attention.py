@@ -104,7 +104,7 @@ def test_masked_scores_are_the_models_in_every_layer_and_head(model):
     source = torch.tensor([[5, 6, 7, 8, EOS_ID], [5, 6, EOS_ID, PAD_ID, PAD_ID]])
     target = torch.tensor([[BOS_ID, 9, 10], [BOS_ID, 9, 10]])
     with torch.no_grad():
-        _, trace = model(source, target, inspect=True)
+        _, trace = model(source, target, trace=True)
     for maps in (trace.encoder_self, trace.decoder_self, trace.cross):
         queries, keys = maps[0].weights.shape[-2:]
         for row in range(2):

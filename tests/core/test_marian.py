@@ -106,7 +106,7 @@ def test_logits_and_every_attention_map_equal_transformers(model, hf_model, toke
         output = torch.randint(1, model.config.vocab_size - 1, (len(SENTENCES), 7))
         decoder_input = torch.cat([torch.full((4, 1), model.config.bos_id), output], dim=1)
         with torch.no_grad():
-            logits, trace = runner(source, decoder_input, inspect=True)
+            logits, trace = runner(source, decoder_input, trace=True)
             theirs = hf_model(
                 input_ids=source,
                 attention_mask=(source != model.config.pad_id).long(),
@@ -293,4 +293,4 @@ def test_heads_can_be_switched_off_in_a_marian_model(marian_dir):
     assert importance.shape == (2, 4) and np.isfinite(importance).all()
     off = intervened_translator(translator, all_heads(translator), "off")
     assert not Engine.can_run(off.model)
-    assert off.inspect(result).score != pytest.approx(translator.inspect(result).score)
+    assert off.trace(result).score != pytest.approx(translator.trace(result).score)

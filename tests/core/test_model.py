@@ -47,7 +47,7 @@ def test_masks_are_what_the_paper_says():
 
 def test_attention_rows_sum_to_one_and_masked_cells_are_exactly_zero(model):
     source, target = batch()
-    _, trace = model(source, target, inspect=True)
+    _, trace = model(source, target, trace=True)
     for maps in [*trace.encoder_self, *trace.decoder_self, *trace.cross]:
         assert torch.allclose(maps.weights.sum(-1), torch.ones(maps.weights.shape[:-1]), atol=1e-5)
     pad = source[1] == TINY.pad_id
@@ -64,8 +64,8 @@ def test_attention_rows_sum_to_one_and_masked_cells_are_exactly_zero(model):
 
 def test_fast_and_explicit_attention_paths_agree(model):
     source, target = batch()
-    fast, none = model(source, target, inspect=False)
-    explicit, trace = model(source, target, inspect=True)
+    fast, none = model(source, target, trace=False)
+    explicit, trace = model(source, target, trace=True)
     assert none is None and trace is not None
     assert torch.allclose(fast, explicit, atol=1e-5)
 
@@ -101,7 +101,7 @@ def test_cached_decoding_equals_full_recomputation(norm_first):
 
 def test_embeddings_are_tied_and_scaled(model):
     source, target = batch()
-    logits, trace = model(source, target, inspect=True)
+    logits, trace = model(source, target, trace=True)
     expected = model.embedding.weight[source] * math.sqrt(TINY.d_model)
     assert torch.equal(trace.source_embedding, expected)
     assert torch.equal(trace.source_positional, positional_encoding(TINY.max_len, TINY.d_model)[:9])
@@ -138,20 +138,20 @@ class ZeroHead(Attend):
         return heads, maps
 
 
-def concat_heads(model, name: str, inspect: bool) -> torch.Tensor:
+def concat_heads(model, name: str, trace: bool) -> torch.Tensor:
     """Concat(head_1, ..., head_h) (B, T_q, D), the input of W^O in the attention ``name``."""
     seen = []
     w_o = model.get_submodule(name).w_o
     hook = w_o.register_forward_pre_hook(lambda _, inputs: seen.append(inputs[0]))
     with torch.no_grad():
-        model(*batch(), inspect=inspect)
+        model(*batch(), trace=trace)
     hook.remove()
     (concat,) = seen
     return concat
 
 
-@pytest.mark.parametrize("inspect", [False, True])  # fused kernel and explicit path
-def test_an_attend_put_in_the_seam_computes_the_heads(model, inspect):
+@pytest.mark.parametrize("trace", [False, True])  # fused kernel and explicit path
+def test_an_attend_put_in_the_seam_computes_the_heads(model, trace):
     """Every multi-head attention takes its heads from its Attend: one that zeroes head 1 removes
     exactly that head's slice of Concat(head_1, ..., head_h), the input of W^O, and leaves the
     other heads' slices as they were, in encoder self-, decoder self- and cross-attention."""
@@ -161,7 +161,7 @@ def test_an_attend_put_in_the_seam_computes_the_heads(model, inspect):
     for name in names:
         changed = copy.deepcopy(model)
         changed.get_submodule(name).attend = ZeroHead(head).eval()
-        before, after = concat_heads(model, name, inspect), concat_heads(changed, name, inspect)
+        before, after = concat_heads(model, name, trace), concat_heads(changed, name, trace)
         zeroed = slice(head * d_k, (head + 1) * d_k)
         assert (after[..., zeroed] == 0).all() and (before[..., zeroed] != 0).any(), name
         kept = torch.ones(TINY.d_model, dtype=torch.bool)

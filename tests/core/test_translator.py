@@ -13,9 +13,10 @@ from core.decoding.search import batch_beam_search
 from core.files.checkpoint import load_model, save_model
 from core.files.model_dir import MODEL_FILE, TOKENIZER_FILE
 from core.model.config import ModelConfig
+from core.model.engine import Engine
 from core.model.transformer import Transformer
 from core.text.tokenizer import PAD_ID
-from core.translator import length_batches
+from core.translator import PIECE_KINDS, length_batches, piece_kind
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import TINY
 
@@ -77,9 +78,45 @@ def test_empty_text_is_a_clear_error(translator, text):
 
 
 def test_overlong_text_is_truncated_and_says_so(translator):
-    result = translator.translate("the dog runs " * 200, beam_size=1)
+    text = "the dog runs " * 200
+    result = translator.translate(text, beam_size=1)
     assert result.truncated and len(result.source_ids) == translator.max_source_tokens
     assert result.source_tokens[-1] == "</s>"
+    # the length before the cut, as the app reports it, without tokenizing again
+    assert result.uncut_source_length == len(translator.tokenizer.encode_source(text, "de"))
+    short = translator.translate("The dog runs.", beam_size=1)
+    assert not short.truncated and short.uncut_source_length == len(short.source_ids)
+
+
+def test_the_translation_names_the_kind_of_each_piece(translator):
+    result = translator.translate("The dog 🐕 runs.", "fr", beam_size=1)
+    assert len(result.source_kinds) == len(result.source_ids)
+    assert len(result.output_kinds) == len(result.output_ids)
+    assert result.source_kinds[0] == result.source_kinds[-1] == "special"  # <2fr>, </s>
+    assert "byte" in result.source_kinds  # the emoji, by byte fallback
+    expected = [
+        piece_kind(piece, translator.tokenizer.is_special(i), translator.tokenizer.is_byte(i))
+        for i, piece in zip(result.output_ids, result.output_tokens)
+    ]
+    assert result.output_kinds == expected
+    assert set(result.source_kinds) <= set(PIECE_KINDS)
+
+
+def test_piece_kinds_follow_the_tokenizer_and_the_word_start_mark():
+    assert piece_kind("▁dog", is_special=False, is_byte=False) == "word start"
+    assert piece_kind("s", is_special=False, is_byte=False) == "continuation"
+    assert piece_kind("<2de>", is_special=True, is_byte=False) == "special"
+    assert piece_kind("<0xF0>", is_special=False, is_byte=True) == "byte"
+    # special wins over the mark: a special piece never counts as a word's start
+    assert piece_kind("▁x", is_special=True, is_byte=False) == "special"
+
+
+def test_a_traced_translation_asks_once_whether_the_engine_is_current(translator, monkeypatch):
+    asked = []
+    is_current = Engine.is_current
+    monkeypatch.setattr(Engine, "is_current", lambda self: asked.append(1) or is_current(self))
+    translator.translate("The dog runs.", "de", beam_size=2, trace=True)
+    assert len(asked) == 1
 
 
 def test_translate_batch_matches_single_sentences(translator):
