@@ -1,18 +1,18 @@
 """The sentence's analysis, computed without Streamlit.
 
-:func:`analyse` runs the model once per (sentence, target, beam size, length penalty) and keeps
-everything the views draw from, attention included, labelled by core, with what the user should
-know about the input. (The beam search's layout for its page is app/figures/beam_layout.py; the
-training log and the model card are read by app/figures/training_log.py.)
+:func:`analyse` runs the model once per request (core.Request: model, sentence, target, beam
+size, alpha) and keeps everything the views draw from, attention included, labelled by core, with
+what the user should know about the input. (The beam search's layout for its page is
+app/figures/beam_layout.py; the training log and the model card are read by
+app/figures/training_log.py.)
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from app.display import piece_kind
+from core.request import Request
 from core.text.sentences import Excerpt, excerpt
 from core.text.tokenizer import has_control_characters
 from core.translator import Translation, Translator
@@ -29,52 +29,37 @@ class Analysis:
 
     result: Translation
     read: Excerpt  # what of the text the app read: whole sentences up to MAX_CHARS characters
-    source_kinds: list[str]  # piece_kind of each source piece
-    output_kinds: list[str]  # piece_kind of each output piece
     pieces: dict[int, str]  # every token id that appears in the beam search trace -> its piece
     notes: list[str] = field(default_factory=list)  # messages about the input, no user text
     seconds: float = 0.0  # time the model took
 
 
-def analyse(
-    translator: Translator, text: str, target: str, beam_size: int, alpha: float
-) -> Analysis:
-    """Translate ``text`` with the full trace. Raises core.InputError when there is nothing to
-    translate (its message is meant for the user)."""
-    read = excerpt(text, MAX_CHARS)
-    text = read.text
+def analyse(translator: Translator, request: Request) -> Analysis:
+    """Translate the part of the request's text the app reads (``read``) with the full trace, on
+    ``translator``, the model of ``request.model``."""
+    read = excerpt(request.text, MAX_CHARS)
     notes = []
     if note := excerpt_note(read):
         notes.append(note)
-    if has_control_characters(text):
+    if has_control_characters(read.text):
         notes.append(
             "The text holds control or zero-width characters; the model reads them as spaces."
         )
     start = time.perf_counter()
-    result = translator.translate(text, target, beam_size, alpha, trace=True)
+    result = translator.translate(**replace(request, text=read.text).arguments, trace=True)
     seconds = time.perf_counter() - start
-    tokenizer = translator.tokenizer
     if result.truncated:
-        full = len(tokenizer.encode_source(text, target))
-        notes.append(truncation_note(full, translator.max_source_tokens, read.sentences))
-    source_kinds = _kinds(tokenizer, result.source_ids, result.source_tokens)
-    if "byte" in source_kinds:
+        limit = translator.max_source_tokens
+        notes.append(truncation_note(result.uncut_source_length, limit, read.sentences))
+    if bytes_read := result.source_kinds.count("byte"):
         notes.append(
-            f"{source_kinds.count('byte')} pieces are raw UTF-8 bytes (byte fallback): characters "
+            f"{bytes_read} pieces are raw UTF-8 bytes (byte fallback): characters "
             "the vocabulary lacks, such as emoji or other scripts. The model saw few of them in "
             "training, so expect a poor translation of that part."
         )
     ids = {c.token for step in result.steps for c in step.candidates}
     ids |= {t for h in result.finished for t in h.tokens}
-    return Analysis(
-        result,
-        read,
-        source_kinds,
-        _kinds(tokenizer, result.output_ids, result.output_tokens),
-        dict(zip(ids, tokenizer.pieces(ids))),
-        notes,
-        seconds,
-    )
+    return Analysis(result, read, dict(zip(ids, translator.tokenizer.pieces(ids))), notes, seconds)
 
 
 def excerpt_note(read: Excerpt) -> str | None:
@@ -110,12 +95,6 @@ def truncation_note(pieces: int, max_pieces: int, sentences: int) -> str:
         f"language tag and </s>); {cut} Translated sentence by sentence (the Translate page), "
         "each sentence is read on its own."
     )
-
-
-def _kinds(tokenizer, ids: Sequence[int], pieces: Sequence[str]) -> list[str]:
-    return [
-        piece_kind(p, tokenizer.is_special(i), tokenizer.is_byte(i)) for i, p in zip(ids, pieces)
-    ]
 
 
 # Switching each head of one kind off alone is one batched, teacher-forced pass over

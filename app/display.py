@@ -1,10 +1,15 @@
 """How the app names and shows what core computes: the three kinds of attention, the kinds of
-pieces, and a piece's text. Core's labels are the data ("▁Das", "<s>"); this is only how pages,
-figures and tables show them, and every one of them takes the names from here."""
+pieces (core's PIECE_KINDS), and a piece's text. Core's labels are the data ("▁Das", "<s>");
+this is only how pages, figures and tables show them, and every one of them takes the names from
+here."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+# What core calls a piece (Translation.source_kinds, output_kinds), in the order the token chips'
+# legend lists them
+from core.translator import PIECE_KINDS as PIECE_KINDS
 
 # The keys are core's names of the kinds (LabelledAttention's encoder, decoder and cross).
 ATTENTION_KINDS = {
@@ -18,25 +23,12 @@ SENTENCEPIECE_WORD_START = "▁"
 # middle dot marks the word start as lightly as editors mark a space.
 WORD_START = "·"
 
-# What piece_kind calls a piece, in the order the token chips' legend lists them
-PIECE_KINDS = ("word start", "continuation", "special", "byte")
-
 
 def piece_text(text: str) -> str:
     """Text as the app shows it, in figures, tables and selectors alike: SentencePiece's
     word-start mark ▁ as WORD_START (core's labels keep ▁: they are the data; this is only how
     they are shown)."""
     return text.replace(SENTENCEPIECE_WORD_START, WORD_START)
-
-
-def piece_kind(piece: str, is_special: bool, is_byte: bool) -> str:
-    """How a piece is shown: 'special', 'byte', 'word start' (begins with ▁) or 'continuation'
-    (PIECE_KINDS)."""
-    if is_special:
-        return "special"
-    if is_byte:
-        return "byte"
-    return "word start" if piece.startswith(SENTENCEPIECE_WORD_START) else "continuation"
 
 
 def piece_count(kinds: Sequence[str]) -> int:

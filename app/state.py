@@ -1,11 +1,12 @@
-"""The app's state: the model, loaded once; one cached analysis per (sentence, target, beam size,
-length penalty); and the shared settings, whose widgets (see app/ui.py) live in the URL."""
+"""The app's state: the model, loaded once; one cached analysis per request (core.Request: model,
+sentence, target, beam size, alpha), the key of every cache here; and the shared settings, whose
+widgets (see app/ui.py) live in the URL."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -13,13 +14,14 @@ import streamlit as st
 import torch
 
 from app import memory
-from app.analysis import Analysis, analyse
+from app.analysis import MAX_CHARS, Analysis, analyse
 from app.shared_cache import shared
 from core import (
     DEFAULT_MODEL,
     LANGUAGES,
     CheckpointError,
     InputError,
+    Request,
     Translator,
 )
 from core.files.model_dir import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, ModelDir, Snapshot
@@ -125,18 +127,16 @@ IMPORTANCE_BYTES = 2**20  # a (layers, heads) array each: thousands of sentences
 
 
 @shared(ANALYSES_BYTES, spinner="Translating…")
-def cached_analysis(path: str, text: str, target: str, beam: int, alpha: float) -> Analysis:
+def cached_analysis(request: Request) -> Analysis:
     """The analysis, shared by every session and never copied: do not change it."""
-    return analyse(load_translator(path), text, target, beam, alpha)
+    return analyse(load_translator(request.model), request)
 
 
 @st.cache_data(max_entries=1024, show_spinner=False)
-def cached_sentence(
-    path: str, sentence: str, target: str, beam: int, alpha: float
-) -> tuple[str, bool]:
+def cached_sentence(request: Request) -> tuple[str, bool]:
     """One sentence's translation, without a trace, and whether the model read only part of it
     (a few hundred bytes an entry)."""
-    result = load_translator(path).translate(sentence, target, beam, alpha)
+    result = load_translator(request.model).translate(**request.arguments)
     return result.text, result.truncated
 
 
@@ -146,13 +146,13 @@ def sentence_by_sentence(
     """The text on screen translated one sentence at a time (core.text.sentences), as (part, its
     translation), and the numbers (from 1) of the sentences the model read only in part;
     ``on_progress`` (fraction done, what is done) hears of each sentence."""
-    path, text, target, beam, alpha = current()
-    read = cached_analysis(path, text, target, beam, alpha).read  # segmented once, there
+    request = current()
+    read = cached_analysis(request).read  # segmented once, there
     total, done, cut = read.sentences, 0, []
 
     def translate(sentence: str) -> str:
         nonlocal done
-        translation, truncated = cached_sentence(path, sentence, target, beam, alpha)
+        translation, truncated = cached_sentence(replace(request, text=sentence))
         done += 1
         if truncated:
             cut.append(done)
@@ -176,41 +176,40 @@ def cut_sentences_note(cut: list[int]) -> str | None:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def padded_batch(path: str, texts: tuple[str, ...], target: str) -> EncoderBatch:
-    return load_translator(path).encode_batch(list(texts), target)
+def padded_batch(request: Request, other: str) -> EncoderBatch:
+    """The request's sentence and ``other`` through the encoder as one padded batch, each cut to
+    MAX_CHARS characters."""
+    texts = [request.text[:MAX_CHARS], other[:MAX_CHARS]]
+    return load_translator(request.model).encode_batch(texts, request.target)
 
 
-def load_snapshot(path: str, step: int, weights: str) -> Translator:
+def load_snapshot(path: str, snapshot: Snapshot) -> Translator:
     """The model at a snapshot, for the time it takes to compute its views. The last snapshot
     is the model itself: the app's own translator. An earlier one is read from disk and let go
     (a whole model each, about 31 MB in float32 for the shipped shape, and as much again for
     its decoding engine): its views are cached, the model is not needed again, and an LRU of a
     few models did not help, as every new sentence visits all snapshots in order."""
-    if weights == MODEL_FILE:
+    if snapshot.weights == MODEL_FILE:
         return load_translator(path)
-    return snapshots.load_snapshot(path, Snapshot(step, weights))
+    return snapshots.load_snapshot(path, snapshot)
 
 
 @shared(SNAPSHOT_VIEWS_BYTES)
-def snapshot_view(
-    path: str, step: int, weights: str, text: str, target: str, beam: int, alpha: float
-) -> snapshots.SnapshotView:
-    reference = cached_analysis(path, text, target, beam, alpha).result
-    model = load_snapshot(path, step, weights)
-    return snapshots.view_snapshot(model, step, text, reference, beam, alpha)
+def snapshot_view(request: Request, snapshot: Snapshot) -> snapshots.SnapshotView:
+    reference = cached_analysis(request).result
+    model = load_snapshot(request.model, snapshot)
+    return snapshots.view_snapshot(model, snapshot.step, request, reference)
 
 
 def snapshot_views() -> list[snapshots.SnapshotView]:
     """Every snapshot of the model on the current sentence, each computed once (a progress bar
     shows the first time), so that moving the step slider only redraws."""
-    s, path = settings(), str(model_dir())
-    found = ModelDir(path).snapshots()
+    request = current()
+    found = ModelDir(request.model).snapshots()
     progress = st.progress(0.0, text="Running every snapshot on the sentence…")
     views = []
     for done, snapshot in enumerate(found, start=1):
-        views.append(
-            snapshot_view(path, snapshot.step, snapshot.weights, s.text, s.to, s.beam, s.alpha)
-        )
+        views.append(snapshot_view(request, snapshot))
         progress.progress(done / len(found), text=f"Step {snapshot.step:,} done")
     progress.empty()
     return views
@@ -220,11 +219,9 @@ def snapshot_views() -> list[snapshots.SnapshotView]:
     max_entries=64,
     show_spinner=f"Computing every lens (integrated gradients: {attribution.IG_STEPS} passes)…",
 )
-def cached_lenses(
-    path: str, text: str, target: str, beam: int, alpha: float, position: int
-) -> attribution.Lenses:
-    result = cached_analysis(path, text, target, beam, alpha).result
-    return attribution.lenses(load_translator(path).model, result, position)
+def cached_lenses(request: Request, position: int) -> attribution.Lenses:
+    result = cached_analysis(request).result
+    return attribution.lenses(load_translator(request.model).model, result, position)
 
 
 @dataclass(frozen=True)
@@ -238,34 +235,26 @@ class Intervention:
 
 
 @st.cache_data(max_entries=32, show_spinner="Translating with those heads changed…")
-def cached_intervention(
-    path: str,
-    text: str,
-    target: str,
-    beam: int,
-    alpha: float,
-    heads: tuple[str, ...],
-    how: str = "off",
-) -> Intervention:
+def cached_intervention(request: Request, heads: tuple[str, ...], how: str = "off") -> Intervention:
     """``how`` ("off", "uniform", "permute") on ``heads`` (names such as "enc L5 H5")."""
-    normal = cached_analysis(path, text, target, beam, alpha).result
-    translator = load_translator(path)
+    normal = cached_analysis(request).result
+    translator = load_translator(request.model)
     changed = intervened_translator(translator, [Head.parse(name) for name in heads], how)
     return Intervention(
-        changed.translate(text, target, beam, alpha),
-        translator.inspect(normal).token_scores,
-        changed.inspect(normal).token_scores,
+        changed.translate(**request.arguments),
+        translator.trace(normal).token_scores,
+        changed.trace(normal).token_scores,
     )
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def cached_alternatives(
-    path: str, text: str, target: str, beam: int, alpha: float, position: int, count: int = 6
+    request: Request, position: int, count: int = 6
 ) -> list[tuple[int, str, float]]:
     """The ``count`` likeliest pieces at output ``position`` other than the one chosen, as
     (id, piece, probability), teacher-forced on the translation."""
-    result = cached_analysis(path, text, target, beam, alpha).result
-    translator = load_translator(path)
+    result = cached_analysis(request).result
+    translator = load_translator(request.model)
     probabilities = translator.predictions(result)[position]
     ranked = [
         int(piece) for piece in np.argsort(-probabilities) if piece != result.output_ids[position]
@@ -280,45 +269,34 @@ def cached_alternatives(
     max_entries=64,
     show_spinner=f"Integrated gradients of the contrast ({attribution.IG_STEPS} passes)…",
 )
-def cached_contrast(
-    path: str, text: str, target: str, beam: int, alpha: float, position: int, foil: int
-) -> attribution.Contrast:
-    result = cached_analysis(path, text, target, beam, alpha).result
-    return attribution.contrast(load_translator(path).model, result, position, foil)
+def cached_contrast(request: Request, position: int, foil: int) -> attribution.Contrast:
+    result = cached_analysis(request).result
+    return attribution.contrast(load_translator(request.model).model, result, position, foil)
 
 
 @st.cache_data(max_entries=64, show_spinner="Changing the head…")
 def cached_word_shift(
-    path: str,
-    text: str,
-    target: str,
-    beam: int,
-    alpha: float,
-    position: int,
-    head: str,
-    how: str,
+    request: Request, position: int, head: str, how: str
 ) -> tuple[Shift, Translation]:
     """How ``how`` on ``head`` moves the distribution output position ``position`` was chosen
     from (teacher-forced), and the sentence re-translated with it."""
-    normal = cached_analysis(path, text, target, beam, alpha).result
-    translator = load_translator(path)
+    normal = cached_analysis(request).result
+    translator = load_translator(request.model)
     changed = intervened_translator(translator, [Head.parse(head)], how)
     vocabulary = translator.tokenizer.pieces(range(len(translator.tokenizer)))
     shift = distribution_shift(
         translator.predictions(normal)[position], changed.predictions(normal)[position], vocabulary
     )
-    return shift, changed.translate(text, target, beam, alpha)
+    return shift, changed.translate(**request.arguments)
 
 
 @shared(IMPORTANCE_BYTES, spinner="Switching each head off in turn…")
-def cached_importance(
-    path: str, text: str, target: str, beam: int, alpha: float, kind: str
-) -> np.ndarray:
+def cached_importance(request: Request, kind: str) -> np.ndarray:
     """Every head's importance for the translation (layers, heads): core.inspection.ablation. The
     costliest pass a page makes, so the Heads lab makes it only when asked; once made, every session
     finds it (``cached_importance.stored``)."""
-    normal = cached_analysis(path, text, target, beam, alpha).result
-    return head_importance(load_translator(path), normal, kind)
+    normal = cached_analysis(request).result
+    return head_importance(load_translator(request.model), normal, kind)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -359,19 +337,20 @@ def translator() -> Translator:
         st.stop()
 
 
-def current() -> tuple[str, str, str, int, float]:
-    """The cache key of the sentence on screen: model path, text, target, beam, alpha."""
+def current(text: str | None = None) -> Request:
+    """The request on screen, the key of every cache: the model chosen, the sidebar's text (or
+    ``text``), target, beam size and alpha. Raises core.InputError for what the model cannot take
+    (a CheckpointError when there is no usable model)."""
     now = settings()
-    return str(model_dir()), now.text, now.to, now.beam, now.alpha
+    return Request(str(model_dir()), text or now.text, now.to, now.beam, now.alpha)
 
 
 def analysis(text: str | None = None) -> Analysis:
     """The analysis of the current settings (or of another ``text`` with them), or a message
     about the input (and the page stops)."""
     translator()  # says so if there is no model
-    s = settings()
     try:
-        result = cached_analysis(str(model_dir()), text or s.text, s.to, s.beam, s.alpha)
+        result = cached_analysis(current(text))
     except InputError as error:
         st.info(str(error))
         st.stop()

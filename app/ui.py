@@ -145,31 +145,27 @@ def sentence_banner() -> None:
     """The sentence and its translation above the page, so that they stay in view with the
     sidebar collapsed (a projector, a phone), each shortened to a few lines (the sidebar holds the
     whole text). Bad input or a missing model: nothing here, the page itself says what is wrong."""
-    current = settings()
     try:
-        analysis = state.cached_analysis(
-            str(state.model_dir()), current.text, current.to, current.beam, current.alpha
-        )
+        request = state.current()
+        analysis = state.cached_analysis(request)
     except (InputError, CheckpointError):
         return
     result = analysis.result
-    language = state.languages().get(current.to, current.to)
+    language = state.languages().get(request.target, request.target)
     if analysis.read.sentences > 1:  # what every page but Translate draws
         language += ", the whole text read as one sequence"
     source, target = st.container(key="sentence-banner").columns(2)
     source.caption("English")
-    source.text(shortened(current.text))
+    source.text(shortened(request.text))
     target.caption(language)
     target.text(shortened(result.text))
 
 
-def _translation_and_model(
-    path: str, text: str, to: str, beam: int, alpha: float
-) -> tuple[str, str]:
-    """The translation and the model's name, for captions (the analysis is shared, not copied:
-    reading it is cheap)."""
+def _translation_and_model(path: str) -> tuple[str, str]:
+    """The translation of the request on screen and the name of the model at ``path``, for
+    captions (the analysis is shared, not copied: reading it is cheap)."""
     try:
-        translation = state.cached_analysis(path, text, to, beam, alpha).result.text
+        translation = state.cached_analysis(state.current()).result.text
         card = state.load_translator(path).card
     except (InputError, CheckpointError):
         return "", Path(path).name
@@ -181,9 +177,7 @@ def sentence_caption(**details: Any) -> slides.Caption:
     with ``details``, the other fields of slides.Caption that the page knows (kind, layer, head,
     training_step, search_step, word, heads_changed, change, computed_on)."""
     s = settings()
-    translation, model = _translation_and_model(
-        str(state.model_dir()), s.text, s.to, s.beam, s.alpha
-    )
+    translation, model = _translation_and_model(str(state.model_dir()))
     return slides.Caption(s.text, translation, s.to, model, **details)
 
 
@@ -375,9 +369,7 @@ def snapshot_picker() -> SnapshotView | None:
     )
     if step == steps[-1]:
         return None
-    s = settings()
-    weights = found[steps.index(step)].weights
-    view = state.snapshot_view(str(state.model_dir()), step, weights, s.text, s.to, s.beam, s.alpha)
+    view = state.snapshot_view(state.current(), found[steps.index(step)])
     st.caption(
         f"The model after {step:,} training steps: it reads the final model's translation (teacher "
         "forcing), so the maps keep their rows and columns."

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from core import DEFAULT_MODEL, ModelConfig, Tokenizer, Transformer, Translator
+from core import DEFAULT_MODEL, ModelConfig, Request, Tokenizer, Transformer, Translator
 from core.files.model_dir import ModelDir
 from support.tiny_corpus import tiny_corpus
 
@@ -102,10 +102,10 @@ def server_side(model: Path, repeat: int) -> dict[str, float]:
     torch.set_num_threads(1)  # as app/state.py does
     from app.analysis import analyse
 
-    analyse(translator, SENTENCES[0], "de", 4, 0.6)  # warm up torch
+    analyse(translator, Request(model, SENTENCES[0], "de", 4))  # warm up torch
     sentences = iter(SENTENCES * repeat)
     results["new sentence: the model, beam 4, full trace"] = median_time(
-        lambda: analyse(translator, next(sentences), "de", 4, 0.6), repeat
+        lambda: analyse(translator, Request(model, next(sentences), "de", 4)), repeat
     )
 
     at = AppTest.from_file(MAIN, default_timeout=600).switch_page("views/translate.py").run()
@@ -136,10 +136,10 @@ def server_side(model: Path, repeat: int) -> dict[str, float]:
         lambda: at.button(key="next").click().run(), repeat
     )
     assert not at.exception, at.exception
-    return results | training_dynamics(repeat) | heads_lab(translator, repeat)
+    return results | training_dynamics(repeat) | heads_lab(translator, model, repeat)
 
 
-def heads_lab(translator: Translator, repeat: int) -> dict[str, float]:
+def heads_lab(translator: Translator, model: Path, repeat: int) -> dict[str, float]:
     """The Heads lab's work on a 30-piece sentence: the dashboard of every kind (statistics and
     figure), the importance of every head of every kind, and a re-translation with heads off
     beside a normal one (it should cost the same)."""
@@ -148,7 +148,7 @@ def heads_lab(translator: Translator, repeat: int) -> dict[str, float]:
     from core.inspection.ablation import Head, head_importance, intervened_translator
     from core.inspection.head_statistics import head_roles, head_statistics
 
-    result = analyse(translator, LONG_SENTENCE, "de", 4, 0.6).result
+    result = analyse(translator, Request(model, LONG_SENTENCE, "de", 4)).result
 
     def dashboards() -> None:
         for kind in ("encoder", "decoder", "cross"):

@@ -50,7 +50,7 @@ def head_name(layer: int, head: int | str) -> str:
 st.title("Compare")
 result = state.analysis().result
 settings = state.settings()
-path = str(state.model_dir())
+request = state.current()
 
 st.header("Two heads or two layers")
 kind = ui.pick("Attention", list(ATTENTION_KINDS), "compare_kind", "cross", ATTENTION_KINDS.get)
@@ -69,8 +69,7 @@ for column, (prefix, side), head in zip(st.columns(2), SIDES.items(), (1, 2)):
 languages = state.languages()  # the shipped model's: German and French
 st.header(" and ".join(languages.values()))
 translations: dict[str, Translation] = {
-    target: state.cached_analysis(path, settings.text, target, settings.beam, settings.alpha).result
-    for target in languages
+    target: state.cached_analysis(replace(request, target=target)).result for target in languages
 }
 st.caption(
     f"The same sentence into each language (beam {settings.beam}, α {settings.alpha}), with the "
@@ -98,9 +97,7 @@ if settings.beam == 1:
     st.info("The beam size in the sidebar is 1, which is greedy search: pick a larger one.")
     st.stop()
 outputs = {
-    "greedy (beam 1)": state.cached_analysis(
-        path, settings.text, settings.to, 1, settings.alpha
-    ).result,
+    "greedy (beam 1)": state.cached_analysis(replace(request, beam_size=1)).result,
     f"beam {settings.beam}": result,
 }
 for column, (name, output) in zip(st.columns(2), outputs.items()):

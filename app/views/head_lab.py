@@ -187,7 +187,7 @@ if survey is not None and not current:
     )
 
 st.header("Which heads matter for this sentence")
-wanted = (*state.current(), kind)
+wanted = (state.current(), kind)
 asked = ui.on_demand(
     f"Compute head importance for your sentence ({importance_estimate(analysis)})",
     "importance",
@@ -261,11 +261,7 @@ chosen = st.multiselect(
     "weights are permuted among those keys (Jain & Wallace 2019).",
 )
 if chosen:
-    outcome = state.cached_intervention(
-        *state.current(),
-        tuple(sorted(chosen)),
-        how,
-    )
+    outcome = state.cached_intervention(state.current(), tuple(sorted(chosen)), how)
     left, right = st.columns(2)
     left.caption("All heads as trained")
     left.code(result.text, language=None, wrap_lines=True)

@@ -4,7 +4,6 @@ import numpy as np
 import streamlit as st
 
 from app import state, ui
-from app.analysis import MAX_CHARS
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map, heatmap
 from app.figures.masking import score_pipeline
@@ -28,11 +27,7 @@ st.markdown(
 other = st.text_input("Second sentence", value=OTHER, key="other", bind="query-params")
 if not normalize_text(other):  # nothing to translate: the default sentence instead
     other = OTHER
-batch = state.padded_batch(
-    str(state.model_dir()),
-    (settings.text[:MAX_CHARS], other[:MAX_CHARS]),
-    settings.to,
-)
+batch = state.padded_batch(state.current(), other)
 ui.chart(
     heatmap(
         batch.padding_mask.astype(float),

@@ -108,7 +108,7 @@ heading.header(f"{step + 1} · {STEPS[step].title}")  # beside the buttons: room
 st.markdown(f"**What to notice.** {STEPS[step].notice}")
 if step == 0:
     ui.chart(
-        token_chips(result.source_tokens, result.source_ids, analysis.source_kinds),
+        token_chips(result.source_tokens, result.source_ids, result.source_kinds),
         "story-pieces",
     )
 elif step == 1:

@@ -54,7 +54,7 @@ show(
     tokenizer.decode(result.source_ids),
     result.source_tokens,
     result.source_ids,
-    analysis.source_kinds,
+    result.source_kinds,
     "source-pieces",
 )
 show(
@@ -62,7 +62,7 @@ show(
     result.text,
     result.output_tokens,
     result.output_ids,
-    analysis.output_kinds,
+    result.output_kinds,
     "output-pieces",
 )
 start = tokenizer.pieces([config.bos_id])[0]  # <s>; a Marian model's <pad>

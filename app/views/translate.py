@@ -50,7 +50,7 @@ search = (
     if settings.beam == 1
     else f"beam search, beam {settings.beam}, α = {settings.alpha:.1f}"
 )
-source_pieces, output_pieces = map(piece_count, (analysis.source_kinds, analysis.output_kinds))
+source_pieces, output_pieces = map(piece_count, (result.source_kinds, result.output_kinds))
 st.caption(
     f"{search} · log P = {result.score:.2f} · {source_pieces} source pieces → {output_pieces} "
     "output pieces (without the language tag and `</s>`, as on the Tokenization page) · the "

@@ -46,6 +46,7 @@ from app.figures.text import MINUS_INF, plot_text
 from app.figures.tokens import token_chips
 from app.figures.training import training_curves
 from app.figures.training_log import card_facts, series, training_log
+from core import Request
 from core.decoding.search import REASONS, Hypothesis, best_hypothesis
 from core.inspection.labelled_attention import LabelledAttention
 from core.model.transformer import positional_encoding
@@ -53,8 +54,10 @@ from core.text.words import merge_attention, word_groups, word_label
 
 
 @pytest.fixture(scope="module")
-def analysis(translator):
-    return analyse(translator, "The dog sees the dog in the garden.", "de", 3, 0.6)
+def analysis(translator, tiny_model_dir):
+    return analyse(
+        translator, Request(tiny_model_dir, "The dog sees the dog in the garden.", "de", 3)
+    )
 
 
 def ticks(axis):
@@ -248,8 +251,8 @@ def test_beam_tree_grows_step_by_step(analysis):
     assert len(first) == 1 + sum(c.status != "pruned" for c in r.steps[0].candidates)
 
 
-def test_greedy_search_is_a_chain(translator):
-    a = analyse(translator, "The cat sleeps.", "fr", 1, 0.6)
+def test_greedy_search_is_a_chain(translator, tiny_model_dir):
+    a = analyse(translator, Request(tiny_model_dir, "The cat sleeps.", "fr", 1))
     nodes = tree_layout(a.result.steps, a.pieces, len(a.result.steps) - 1, show_pruned=False)
     assert all(len([n for n in nodes if n.step == s]) == 1 for s in range(len(a.result.steps)))
 
@@ -297,8 +300,10 @@ def test_rerank_marks_what_core_chose_and_shows_text(analysis, translator):
     assert rows[0]["hypothesis"] == decode(r.output_ids) == r.text  # text, not pieces
 
 
-def test_rerank_chart_is_the_rank_core_gives_at_every_alpha(translator):
-    analysis = analyse(translator, "The dog sees the cat in the big garden.", "de", 6, 0.6)
+def test_rerank_chart_is_the_rank_core_gives_at_every_alpha(translator, tiny_model_dir):
+    analysis = analyse(
+        translator, Request(tiny_model_dir, "The dog sees the cat in the big garden.", "de", 6)
+    )
     finished = analysis.result.finished
     alphas = np.linspace(0.0, 2.0, 41)
     ranks, gaps = rerank_ranks(finished, alphas)
@@ -321,10 +326,12 @@ def test_rerank_chart_is_the_rank_core_gives_at_every_alpha(translator):
     assert legend_text("x" * 500, 3).endswith("… (3 pieces)")  # only beyond 400
 
 
-def test_every_reason_of_the_search_is_explained(translator, analysis):
+def test_every_reason_of_the_search_is_explained(translator, tiny_model_dir, analysis):
     assert set(REASON_EXPLANATIONS) == set(REASONS)  # a new reason in core needs its meaning
     for beam in (3, 8):
-        result = analyse(translator, "A man is riding a bicycle.", "de", beam, 0.6).result
+        result = analyse(
+            translator, Request(tiny_model_dir, "A man is riding a bicycle.", "de", beam)
+        ).result
         explanations = reason_explanations(beam)
         reasons = {c.reason for step in result.steps for c in step.candidates}
         assert reasons <= set(explanations), reasons - set(explanations)
@@ -408,8 +415,10 @@ def test_a_long_search_shows_its_latest_steps(analysis):
     assert top < min(rows) <= max(rows) < bottom
 
 
-def test_large_beams_cap_the_candidates_drawn(translator):
-    analysis = analyse(translator, "The happy child reads a big red book today.", "de", 8, 0.6)
+def test_large_beams_cap_the_candidates_drawn(translator, tiny_model_dir):
+    analysis = analyse(
+        translator, Request(tiny_model_dir, "The happy child reads a big red book today.", "de", 8)
+    )
     r = analysis.result
     per_beam = candidates_per_beam(8)
     step = r.steps[2]
@@ -532,8 +541,11 @@ def test_score_pipeline_is_the_heads_scores_masked_scores_and_weights(analysis):
     json.loads(fig.to_json())  # -inf never reaches the JSON
 
 
-def test_score_pipeline_skips_masks_it_lacks(translator):
-    long = analyse(translator, "the happy dog runs in the big green garden " * 3, "de", 1, 0.6)
+def test_score_pipeline_skips_masks_it_lacks(translator, tiny_model_dir):
+    long = analyse(
+        translator,
+        Request(tiny_model_dir, "the happy dog runs in the big green garden " * 3, "de", 1),
+    )
     fig = score_pipeline(long.result.attention.encoder, 0, 0)
     panels = [t for t in fig.data if t.type == "heatmap"]
     assert len(panels) == 3  # no mask in a single sentence: no grey cells, no legend entry
@@ -542,11 +554,11 @@ def test_score_pipeline_skips_masks_it_lacks(translator):
 
 def test_token_chips_show_every_piece_with_its_id(analysis):
     r = analysis.result
-    fig = token_chips(r.source_tokens, r.source_ids, analysis.source_kinds, per_row=5)
+    fig = token_chips(r.source_tokens, r.source_ids, analysis.result.source_kinds, per_row=5)
     text = [cell for row in fig.data[0].text for cell in row if cell]
     assert len(text) == len(r.source_tokens)
     assert text[0] == f"&lt;2de&gt;<br><sub>{r.source_ids[0]}</sub>"
-    assert analysis.source_kinds[0] == analysis.source_kinds[-1] == "special"
+    assert analysis.result.source_kinds[0] == analysis.result.source_kinds[-1] == "special"
 
 
 @pytest.mark.parametrize(
@@ -558,15 +570,15 @@ def test_token_chips_show_every_piece_with_its_id(analysis):
         ("a" * (MAX_CHARS + 5), f"longer than {MAX_CHARS}"),
     ],
 )
-def test_analyse_explains_what_happened_to_the_input(translator, text, note):
-    a = analyse(translator, text, "de", 1, 0.6)
+def test_analyse_explains_what_happened_to_the_input(translator, tiny_model_dir, text, note):
+    a = analyse(translator, Request(tiny_model_dir, text, "de", 1))
     assert any(note in n for n in a.notes)
     assert not any(text in n for n in a.notes)  # messages never repeat user text
 
 
-def test_analyse_refuses_empty_text(translator):
+def test_analyse_refuses_empty_text(translator, tiny_model_dir):
     with pytest.raises(ValueError, match="nothing to translate"):
-        analyse(translator, " \n\t ", "de", 2, 0.6)
+        analyse(translator, Request(tiny_model_dir, " \n\t ", "de", 2))
 
 
 def test_metrics_log_is_read_leniently(tmp_path):

@@ -1,27 +1,11 @@
-"""The one place the app's names come from (app/display.py): pieces are classified and shown
-alike on every page, and every kind has a colour in the token chips."""
+"""The one place the app's names come from (app/display.py): pieces are shown alike on every
+page, and every kind of piece (core's PIECE_KINDS) has a colour in the token chips."""
 
 from dataclasses import fields
 
-from app.display import (
-    ATTENTION_KINDS,
-    PIECE_KINDS,
-    WORD_START,
-    piece_count,
-    piece_kind,
-    piece_text,
-)
+from app.display import ATTENTION_KINDS, PIECE_KINDS, WORD_START, piece_count, piece_text
 from app.figures.tokens import KIND_COLOURS
 from core.inspection.labelled_attention import AttentionSet
-
-
-def test_piece_kinds_follow_the_tokenizer_and_the_word_start_mark():
-    assert piece_kind("▁dog", is_special=False, is_byte=False) == "word start"
-    assert piece_kind("s", is_special=False, is_byte=False) == "continuation"
-    assert piece_kind("<2de>", is_special=True, is_byte=False) == "special"
-    assert piece_kind("<0xF0>", is_special=False, is_byte=True) == "byte"
-    # special wins over the mark: a special piece never counts as a word's start
-    assert piece_kind("▁x", is_special=True, is_byte=False) == "special"
 
 
 def test_every_piece_kind_has_its_own_chip_colour():

@@ -10,6 +10,7 @@ from app import ui
 from app.analysis import MAX_CHARS, analyse
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.text import plot_text
+from core import Request
 from core.text.sentences import excerpt, translate_by_sentence
 from tests.conftest import TINY, chart_specs
 
@@ -118,10 +119,10 @@ def test_translate_reads_whole_sentences_of_a_long_text_and_says_what_it_left_ou
     ), warnings(at)
 
 
-def test_the_cut_note_of_several_sentences_is_about_the_one_sequence(translator):
+def test_the_cut_note_of_several_sentences_is_about_the_one_sequence(translator, tiny_model_dir):
     sentence = " ".join(["The dog"] + ["and the cat"] * translator.max_source_tokens) + "."
-    several = analyse(translator, f"{sentence} It is late.", "de", 1, 0.6)
-    one = analyse(translator, sentence, "de", 1, 0.6)
+    several = analyse(translator, Request(tiny_model_dir, f"{sentence} It is late.", "de", 1))
+    one = analyse(translator, Request(tiny_model_dir, sentence, "de", 1))
     assert any(note.startswith("Read as one sequence") for note in several.notes), several.notes
     assert not any(note.startswith("The sentence is") for note in several.notes)
     assert any(note.startswith("The sentence is") for note in one.notes), one.notes

@@ -8,9 +8,9 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from core import DEFAULT_MODEL, Translator
+from core import DEFAULT_MODEL, Request, Translator
 from core.files.checkpoint import safe_load
-from core.files.model_dir import MODEL_FILE, ModelDir
+from core.files.model_dir import MODEL_FILE, ModelDir, Snapshot
 from core.inspection.snapshots import head_dynamics, load_snapshot, training_record, view_snapshot
 from tests.conftest import EARLY_STEPS, FINAL_STEP, MAIN, TINY
 
@@ -40,7 +40,7 @@ def test_a_snapshot_reads_the_final_translation_on_the_same_rows_and_columns(his
     final = Translator.load(history_dir)
     reference = final.translate(SENTENCE, "de", beam_size=2, trace=True)
     early = load_snapshot(history_dir, ModelDir(history_dir).snapshots()[0])
-    view = view_snapshot(early, EARLY_STEPS[0], SENTENCE, reference, 2, 0.6)
+    view = view_snapshot(early, EARLY_STEPS[0], Request(history_dir, SENTENCE, "de", 2), reference)
     for kind in ("encoder", "decoder", "cross"):
         forced, final_map = getattr(view.forced.attention, kind), getattr(reference.attention, kind)
         assert forced.query_labels == final_map.query_labels
@@ -55,7 +55,7 @@ def test_the_final_snapshot_is_the_final_model_exactly(history_dir):
     final = Translator.load(history_dir)
     reference = final.translate(SENTENCE, "de", beam_size=2, trace=True)
     last = load_snapshot(history_dir, ModelDir(history_dir).snapshots()[-1])
-    view = view_snapshot(last, FINAL_STEP, SENTENCE, reference, 2, 0.6)
+    view = view_snapshot(last, FINAL_STEP, Request(history_dir, SENTENCE, "de", 2), reference)
     assert view.translation.output_ids == reference.output_ids
     for kind in ("encoder", "decoder", "cross"):
         assert np.array_equal(
@@ -68,8 +68,9 @@ def test_the_final_snapshot_is_the_final_model_exactly(history_dir):
 def test_head_dynamics_has_one_value_per_snapshot_layer_and_head(history_dir):
     final = Translator.load(history_dir)
     reference = final.translate(SENTENCE, "fr", beam_size=1, trace=True)
+    request = Request(history_dir, SENTENCE, "fr", beam_size=1)
     views = [
-        view_snapshot(load_snapshot(history_dir, s), s.step, SENTENCE, reference, 1, 0.6)
+        view_snapshot(load_snapshot(history_dir, s), s.step, request, reference)
         for s in ModelDir(history_dir).snapshots()
     ]
     cross, encoder = head_dynamics(views, "cross"), head_dynamics(views, "encoder")
@@ -174,7 +175,8 @@ def test_no_snapshot_model_stays_in_memory(history_dir):
     from app import state
 
     path, early = str(history_dir), ModelDir(history_dir).snapshots()[0]
-    assert state.load_snapshot(path, FINAL_STEP, MODEL_FILE) is state.load_translator(path)
-    loaded = weakref.ref(state.load_snapshot(path, early.step, early.weights))
+    final = Snapshot(FINAL_STEP, MODEL_FILE)
+    assert state.load_snapshot(path, final) is state.load_translator(path)
+    loaded = weakref.ref(state.load_snapshot(path, early))
     gc.collect()
     assert loaded() is None
