@@ -6,7 +6,7 @@ lives in the URL. The model comes from $ATTENTION_LAB_MODEL, else from pretraine
 
 import streamlit as st
 
-from app import memory, state, ui
+from app import admission, memory, state, ui
 
 ABOUT = (
     "Attention Lab: a Transformer translating English into German and French, and what its "
@@ -58,11 +58,12 @@ st.set_page_config(
     layout="wide",
     menu_items={"About": ABOUT},
 )
-state.use_one_thread()
-page = st.navigation(PAGES, expanded=True)  # all thirteen links: Streamlit folds a long list
-ui.sidebar()
-ui.sentence_banner()  # on every page: with the sidebar collapsed it is the only English
-try:
-    page.run()
-finally:
-    memory.release_freed_memory()  # or the server grows with every long sentence: app/memory.py
+with admission.TURN:  # at most admission.SLOTS runs compute at once: app/admission.py
+    state.use_one_thread()
+    page = st.navigation(PAGES, expanded=True)  # all thirteen links: Streamlit folds a long list
+    ui.sidebar()
+    ui.sentence_banner()  # on every page: with the sidebar collapsed it is the only English
+    try:
+        page.run()
+    finally:
+        memory.release_freed_memory()  # or the server grows with every long sentence
