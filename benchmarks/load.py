@@ -23,6 +23,10 @@ Training dynamics pages (every training snapshot on the sentence), one after ano
 case for what the caches hold. The server's resident memory (RSS) is read after start, after the
 load, after the fill, and ``--settle`` seconds later, once Streamlit has dropped the closed
 sessions (it keeps a closed tab's session for 120 s in case it reconnects).
+
+Measure on a quiet machine: beside other work, the server's share of the cores follows its
+number of runnable threads, so app/admission.py's gate (two script runs at a time) looks far
+slower there than it is.
 """
 
 from __future__ import annotations
