@@ -98,6 +98,12 @@ class NumberTokenizer:
     def pieces(self, ids: list[int]) -> list[str]:
         return [f"<{i}>" for i in ids]
 
+    def is_special(self, token_id: int) -> bool:
+        return token_id == self.eos_id or token_id in self.tag_ids.values()
+
+    def is_byte(self, token_id: int) -> bool:
+        return False
+
 
 def build_translator(name: str, seed: int = 0):
     """A Translator around a random model of MODELS[name], in eval mode."""

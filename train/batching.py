@@ -13,6 +13,9 @@ from train.data import Example
 
 # A sampled segmentation is drawn from this many best ones (the "l-best" sampling of Kudo 2018)
 SAMPLED_SEGMENTATIONS = 8
+# Texts whose best segmentations are listed at once: all of an epoch's at once held every one of
+# its million sentences' 8 lists of Python ints together (a peak of 12 GB on the full corpora)
+SEGMENTATION_CHUNK = 10_000
 
 
 def encode_examples(
@@ -55,15 +58,16 @@ def sampled_segmentations(
     probabilities; smaller alpha, more varied. (SentencePiece's own sampler cannot be seeded
     reproducibly across processes, which a resumed run needs.)"""
     log_probability = [tokenizer.sp.get_score(i) for i in range(len(tokenizer))]
-    normalised = [normalize_text(text) for text in texts]
     drawn = []
-    for candidates in tokenizer.sp.nbest_encode_as_ids(
-        normalised, nbest_size=SAMPLED_SEGMENTATIONS
-    ):
-        scores = [alpha * sum(log_probability[i] for i in pieces) for pieces in candidates]
-        best = max(scores)
-        weights = [math.exp(score - best) for score in scores]
-        drawn.append(rng.choices(candidates, weights=weights)[0])
+    for start in range(0, len(texts), SEGMENTATION_CHUNK):
+        normalised = [normalize_text(text) for text in texts[start : start + SEGMENTATION_CHUNK]]
+        for candidates in tokenizer.sp.nbest_encode_as_ids(
+            normalised, nbest_size=SAMPLED_SEGMENTATIONS
+        ):
+            scores = [alpha * sum(log_probability[i] for i in pieces) for pieces in candidates]
+            best = max(scores)
+            weights = [math.exp(score - best) for score in scores]
+            drawn.append(rng.choices(candidates, weights=weights)[0])
     return drawn
 
 
