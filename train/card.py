@@ -204,13 +204,14 @@ def card_markdown(card: dict) -> str:
         curve_section(card["training"].get("validation_curve", [])),
         snapshot_section(card.get("snapshots", [])),
         width_study_section(card.get("width_study", [])),
+        vocabulary_study_section(card.get("vocabulary_study", {})),
         ["## Examples (beam 4)", "", "| English | target | translation |", "|---|---|---|"]
         + [f"| {e['source']} | {e['target']} | {e['translation']} |" for e in card["examples"]],
         data_section(card),
     ]
     if card.get("notes"):
         sections.append(["## Notes", "", card["notes"].strip()])
-    return "\n\n".join("\n".join(section) for section in sections) + "\n"
+    return "\n\n".join("\n".join(section) for section in sections if section) + "\n"
 
 
 def architecture_section(card: dict) -> list[str]:
@@ -374,7 +375,9 @@ def curve_section(curve: list[dict]) -> list[str]:
     ]
 
 
-STUDY_MARK_MINUTES = 3  # the width study's table compares the runs every this many minutes
+STUDY_MARK_MINUTES = 3  # a study's table compares the runs every this many minutes, or more
+STUDY_MARKS = 5  # ... so that at most this many marks (columns) make the table
+FLORES_LANGUAGES = ("en", "de", "fr")
 
 
 def value_at_minutes(curve: list[dict], key: str, minutes: float) -> float | None:
@@ -388,21 +391,15 @@ def value_at_minutes(curve: list[dict], key: str, minutes: float) -> float | Non
     return None
 
 
-def width_study_section(study: list[dict]) -> list[str]:
-    """card.md's section: each width's throughput and its validation at equal minutes."""
-    if not study:
-        return []
+def equal_minutes_table(study: list[dict], key: str, header: str) -> list[str]:
+    """A study's runs side by side at equal training minutes: each run (named by its ``key``,
+    the column ``header``) with its throughput and its validation BLEU / loss at each mark,
+    interpolated between the validations around it."""
     longest = math.ceil(max(point["minutes"] for run in study for point in run["curve"]))
-    marks = sorted({*range(STUDY_MARK_MINUTES, longest, STUDY_MARK_MINUTES), longest})
+    spacing = max(STUDY_MARK_MINUTES, math.ceil(longest / STUDY_MARKS))
+    marks = sorted({*range(spacing, longest, spacing), longest})
     lines = [
-        "## Width study (equal training minutes)",
-        "",
-        "Short runs from scratch that differ only in width (d_ff = 4 d_model), each given the same "
-        "training minutes: validation BLEU (mean of en-de and en-fr on the validation sample, "
-        "greedy) / validation loss at each mark, interpolated between the validations around it "
-        "(`python -m train.width_study`).",
-        "",
-        "| d_model | parameters | tokens/s | steps | "
+        f"| {header} | parameters | tokens/s | steps | "
         + " | ".join(f"{mark} min" for mark in marks)
         + " |",
         "|---" * (4 + len(marks)) + "|",
@@ -411,13 +408,72 @@ def width_study_section(study: list[dict]) -> list[str]:
         cells = []
         for mark in marks:
             bleu, loss = (
-                value_at_minutes(run["curve"], key, mark) for key in ("val_bleu", "val_loss")
+                value_at_minutes(run["curve"], name, mark) for name in ("val_bleu", "val_loss")
             )
             cells.append("-" if bleu is None else f"{bleu:.1f} / {loss:.2f}")
         lines.append(
-            f"| {run['d_model']} | {run['parameters']:,} | {run['tokens_per_second']:,} | "
+            f"| {run[key]:,} | {run['parameters']:,} | {run['tokens_per_second']:,} | "
             f"{run['curve'][-1]['step']:,} | " + " | ".join(cells) + " |"
         )
+    return lines
+
+
+def width_study_section(study: list[dict]) -> list[str]:
+    """card.md's section: each width's throughput and its validation at equal minutes."""
+    if not study:
+        return []
+    return [
+        "## Width study (equal training minutes)",
+        "",
+        "Short runs from scratch that differ only in width (d_ff = 4 d_model), each given the same "
+        "training minutes: validation BLEU (mean of en-de and en-fr on the validation sample, "
+        "greedy) / validation loss at each mark, interpolated between the validations around it "
+        "(`python -m train.width_study`).",
+        "",
+        *equal_minutes_table(study, "d_model", "d_model"),
+    ]
+
+
+def vocabulary_study_section(study: dict) -> list[str]:
+    """card.md's section: what each vocabulary costs in pieces on general-domain text, how it
+    cuts a lecturer's terms, and runs that differ only in their vocabulary at equal minutes."""
+    if not study:
+        return []
+    profiles = study["vocabularies"]
+    lines = [
+        "## Vocabulary study",
+        "",
+        "Pieces per word (whitespace words) on FLORES-200 devtest, counted only, never trained on, "
+        "and how each vocabulary cuts a few terms (`python -m train.vocab_study`).",
+        "",
+        "| vocabulary | learnt on | pieces | " + " | ".join(FLORES_LANGUAGES) + " |",
+        "|---" * (3 + len(FLORES_LANGUAGES)) + "|",
+    ]
+    for profile in profiles:
+        per_word = [f"{profile['pieces_per_word'][language]:.2f}" for language in FLORES_LANGUAGES]
+        lines.append(
+            f"| {profile['name']} | {profile['learnt_on']} | {profile['pieces']:,} | "
+            + " | ".join(per_word)
+            + " |"
+        )
+    lines += [
+        "",
+        "| term | " + " | ".join(profile["name"] for profile in profiles) + " |",
+        "|---" * (1 + len(profiles)) + "|",
+    ]
+    lines += [
+        f"| {term} | " + " | ".join(f"`{profile['terms'][term]}`" for profile in profiles) + " |"
+        for term in profiles[0]["terms"]
+    ]
+    if study["runs"]:
+        lines += [
+            "",
+            "Runs from scratch that differ only in their vocabulary, given the same training "
+            "minutes side by side on one machine: validation BLEU (mean of en-de and en-fr on the "
+            "validation sample) / validation loss at each mark.",
+            "",
+            *equal_minutes_table(study["runs"], "vocab_size", "pieces"),
+        ]
     return lines
 
 
