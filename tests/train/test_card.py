@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from core.translator import Translator
 from tests.train.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
 from train import card, lineage
 
@@ -68,3 +69,16 @@ def test_a_validation_between_log_lines_is_at_the_minutes_of_the_line_before():
     assert card.minutes_at(history, 25, final_step=45, final_seconds=180.0) == 1.0
     assert card.minutes_at(history, 45, final_step=45, final_seconds=180.0) == 3.0
     assert card.minutes_at(history, 10, final_step=45, final_seconds=180.0) == 0.0
+
+
+@pytest.mark.slow  # 16 beam-4 translations on the shipped model
+def test_the_shipped_model_still_writes_its_cards_examples():
+    """The card's examples were decoded when the model was exported; today's code must give the
+    same texts (a refactor of the model, the search or the tokenizer that changes one fails)."""
+    translator = Translator.load()
+    examples = translator.card["examples"]
+    decoded = [
+        translator.translate(e["source"], e["target"], 4, card.LENGTH_PENALTY).text
+        for e in examples
+    ]
+    assert decoded == [e["translation"] for e in examples] and len(examples) >= 12
