@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import InputError
-from core.files.marian import load_marian_tokenizer, model_config
-from core.files.model_dir import MarianDir, open_model_dir
+from core.files.model_dir import open_model_dir
 from core.text.tokenizer import normalize_text
 from core.translator import check_decoding, check_target, check_text
 
@@ -31,12 +30,7 @@ from core.translator import check_decoding, check_target, check_text
 def target_languages(model: str) -> tuple[str, ...]:
     """The languages the model directory ``model`` translates into (its vocabulary's), read once
     per directory. A folder that is no model directory is a NotAModelDir (an InputError)."""
-    directory = open_model_dir(model)
-    if isinstance(directory, MarianDir):  # its vocabulary is read against the model's size
-        tokenizer = load_marian_tokenizer(directory.path, model_config(directory.path).vocab_size)
-    else:
-        tokenizer = directory.load_tokenizer()
-    return tuple(tokenizer.languages)
+    return tuple(open_model_dir(model).load_tokenizer().languages)
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ from core.files.marian import (
     load_marian_tokenizer,
     marian_card,
     missing_files,
+    model_config,
 )
 from core.files.metrics_log import append_metrics, read_metrics, truncate_metrics, write_metrics
 from core.model.transformer import Transformer
@@ -347,6 +348,11 @@ class MarianDir(ModelDir):
     @staticmethod
     def missing(path: Path) -> list[str]:
         return missing_files(path)
+
+    def load_tokenizer(self) -> MarianTokenizer:
+        """Its vocabulary, read against the size config.json gives the model, without the
+        weights."""
+        return load_marian_tokenizer(self.path, model_config(self.path).vocab_size)
 
     def load(
         self, weights: str = MODEL_FILE, device: str | torch.device = "cpu"
