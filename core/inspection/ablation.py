@@ -114,7 +114,8 @@ class HeadsOff(Attend):
         self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, with_maps: bool
     ) -> tuple[Tensor, AttentionMaps | None]:
         heads, maps = super().forward(query, key, value, mask, with_maps)  # (B, H, T_q, d_k)
-        return heads * self.gate[..., None, None], maps  # gate (B or 1, H, 1, 1) broadcast
+        gate = self.gate.to(heads)  # the heads' device and dtype: a model may have moved since
+        return heads * gate[..., None, None], maps  # gate (B or 1, H, 1, 1) broadcast
 
 
 class WeightsReplaced(Attend):

@@ -100,3 +100,14 @@ def test_head_names_round_trip_and_bad_ones_are_input_errors(translator):
         intervened_translator(translator, [Head("cross", 9, 0)])
     changed = intervened_translator(translator, OFF).translate("The dog runs.", "de", 2)
     assert isinstance(changed.text, str)
+
+
+def test_an_ablated_model_moved_to_another_device_gates_there():
+    """The gate follows the heads: "meta" stands in for a GPU, where a gate left on the CPU
+    would fail ("Tensor on device cpu is not on the expected device")."""
+    model = ablated(eos_prone_model(0), OFF).to("meta")
+    source = torch.tensor([[5, 6, 7]], device="meta")
+    target = torch.tensor([[BOS_ID, 9]], device="meta")
+    logits, _ = model(source, target)
+    assert logits.device.type == "meta"
+    assert logits.shape == (1, 2, TINY.vocab_size)
