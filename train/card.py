@@ -411,8 +411,11 @@ def equal_minutes_table(study: list[dict], key: str, header: str) -> list[str]:
                 value_at_minutes(run["curve"], name, mark) for name in ("val_bleu", "val_loss")
             )
             cells.append("-" if bleu is None else f"{bleu:.1f} / {loss:.2f}")
+        # A run too short for its log's clock to tick has no throughput.
+        throughput = run["tokens_per_second"]
         lines.append(
-            f"| {run[key]:,} | {run['parameters']:,} | {run['tokens_per_second']:,} | "
+            f"| {run[key]:,} | {run['parameters']:,} | "
+            f"{'-' if throughput is None else format(throughput, ',')} | "
             f"{run['curve'][-1]['step']:,} | " + " | ".join(cells) + " |"
         )
     return lines

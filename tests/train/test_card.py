@@ -71,6 +71,17 @@ def test_a_validation_between_log_lines_is_at_the_minutes_of_the_line_before():
     assert card.minutes_at(history, 10, final_step=45, final_seconds=180.0) == 0.0
 
 
+def test_a_study_run_too_short_for_a_throughput_shows_a_dash():
+    curve = [{"minutes": 0.0, "step": 4, "val_bleu": 1.0, "val_loss": 5.0}]
+    study = [
+        {"pieces": 480, "parameters": 1000, "tokens_per_second": None, "curve": curve},
+        {"pieces": 960, "parameters": 2000, "tokens_per_second": 12345, "curve": curve},
+    ]
+    header, _, short, timed = card.equal_minutes_table(study, "pieces", "pieces")
+    assert short.split(" | ")[2] == "-"
+    assert timed.split(" | ")[2] == "12,345"
+
+
 @pytest.mark.slow  # 16 beam-4 translations on the shipped model
 def test_the_shipped_model_still_writes_its_cards_examples():
     """The card's examples were decoded when the model was exported; today's code must give the
