@@ -77,7 +77,7 @@ def test_a_study_run_too_short_for_a_throughput_shows_a_dash():
         {"pieces": 480, "parameters": 1000, "tokens_per_second": None, "curve": curve},
         {"pieces": 960, "parameters": 2000, "tokens_per_second": 12345, "curve": curve},
     ]
-    header, _, short, timed = card.equal_minutes_table(study, "pieces", "pieces")
+    _header, _rule, short, timed = card.equal_minutes_table(study, "pieces", "pieces")
     assert short.split(" | ")[2] == "-"
     assert timed.split(" | ")[2] == "12,345"
 
