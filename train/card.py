@@ -252,6 +252,7 @@ def training_section(training: dict) -> list[str]:
             f"- continued from `{training['initialised_from']}` "
             f"({training.get('steps_before', 0)} steps before this run)"
         )
+    lines += vocabulary_transfer_lines(training.get("vocabulary_transfer"))
     if recipe:
         lines.append(
             f"- Adam (0.9, 0.98, 1e-9), the paper's warm-up ({recipe['warmup']} steps) + inverse "
@@ -267,6 +268,17 @@ def training_section(training: dict) -> list[str]:
         )
         lines += augmentation_lines(recipe)
     return lines + blend_lines(training.get("blend"))
+
+
+def vocabulary_transfer_lines(record: dict | None) -> list[str]:
+    if not record:
+        return []
+    return [
+        f"- at step {record['at_step']:,} the model `{record['from']}` was moved from its "
+        f"{record['old_vocab_size']:,}-piece vocabulary onto a {record['new_vocab_size']:,}-piece "
+        f"one learnt on `{record['learnt_on']}` (train/vocabulary_transfer.py: the layers kept, "
+        "each new piece's embedding the old one of the same piece or the mean of its old pieces')"
+    ]
 
 
 def blend_lines(record: dict | None) -> list[str]:

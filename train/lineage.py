@@ -29,6 +29,9 @@ class Origin:
     model_dir: ModelDir
     steps: int
     seconds: float
+    vocabulary_transfer: dict | None = (
+        None  # train/vocabulary_transfer.py moved it onto its vocabulary
+    )
 
 
 def ship_history(run_dir: RunDir, model_dir: ModelDir, origin: Origin | None) -> None:

@@ -276,7 +276,12 @@ class Trainer:
         model_dir = open_model_dir(self.config.init_from)
         model, _ = model_dir.load_model()
         training = model_dir.read_card().get("training", {})
-        origin = Origin(model_dir, int(training.get("steps", 0)), training.get("seconds", 0.0))
+        origin = Origin(
+            model_dir,
+            int(training.get("steps", 0)),
+            training.get("seconds", 0.0),
+            training.get("vocabulary_transfer"),
+        )
         model_config = dataclasses.replace(model.config, dropout=self.config.dropout)
         self.log(
             f"initialised from {model_dir.path} ({origin.steps} steps before; "
@@ -608,6 +613,7 @@ class Trainer:
             "averaged_checkpoints": [p.name for p in paths],
             "initialised_from": self.config.init_from or None,
             "steps_before": steps_before,
+            "vocabulary_transfer": self.origin.vocabulary_transfer if self.origin else None,
             "validation": scores,
             "train_config": dataclasses.asdict(self.config),
         }

@@ -91,14 +91,20 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     new = learn_vocabulary(args.data_dir, args.mixture, args.vocab_size, args.out / "vocabulary")
     moved = transfer(model, source.load_tokenizer(), new)
+    transfer_record = {
+        "from": str(source.path),
+        "at_step": source.read_card().get("training", {}).get("steps", 0),
+        "old_vocab_size": model.config.vocab_size,
+        "new_vocab_size": len(new),
+        "learnt_on": args.mixture,
+    }
+    # under "training", where a run continued from this directory finds its steps and carries
+    # the record into the model it ships (Trainer.export)
     card = {
-        "training": source.read_card().get("training", {}),
-        "vocabulary_transfer": {
-            "from": str(source.path),
-            "old_vocab_size": model.config.vocab_size,
-            "new_vocab_size": len(new),
-            "learnt_on": args.mixture,
-        },
+        "training": {
+            **source.read_card().get("training", {}),
+            "vocabulary_transfer": transfer_record,
+        }
     }
     moved_dir = ModelDir(args.out).write(moved, new.model_file, card)
     # the training log goes on (its scores are of translations, whatever the vocabulary); the

@@ -10,7 +10,9 @@ from core.files.model_dir import ModelDir
 from core.text.tokenizer import Tokenizer
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import FINAL_STEP
-from tests.training import write_tiny_data
+from tests.train.test_train import data_dir  # noqa: F401  (a fixture)
+from tests.training import run_train
+from train.card import training_section
 from train.vocabulary_transfer import WORD_START, main, old_pieces_of, transfer
 
 
@@ -61,16 +63,23 @@ def test_every_layer_keeps_its_weights(moved):
 
 
 def test_the_command_writes_a_model_directory_with_the_log_but_not_the_snapshots(
-    history_dir, tmp_path
+    history_dir,
+    data_dir,  # noqa: F811
+    tmp_path,
 ):
-    data_dir = write_tiny_data(tmp_path / "data")
     out = tmp_path / "moved"
     flags = {"--from": history_dir, "--out": out, "--vocab-size": 450, "--data-dir": data_dir}
     main([str(part) for flag in flags.items() for part in flag])
     model, tokenizer, card = ModelDir(out).load()
     assert model.config.vocab_size == len(tokenizer) == 450
-    assert card["vocabulary_transfer"]["old_vocab_size"] == 400
     assert card["training"]["steps"] == FINAL_STEP  # the continued schedule goes on from here
+    assert card["training"]["vocabulary_transfer"] == {
+        "from": str(history_dir),
+        "at_step": FINAL_STEP,
+        "old_vocab_size": 400,
+        "new_vocab_size": 450,
+        "learnt_on": "tatoeba=1,multi30k=1,general=1",
+    }
     assert sorted(p.name for p in out.iterdir()) == [
         "card.json",
         "metrics.jsonl",
@@ -80,3 +89,38 @@ def test_the_command_writes_a_model_directory_with_the_log_but_not_the_snapshots
     history = ModelDir(history_dir)
     assert history.snapshot_files() and history.read_metrics()
     assert ModelDir(out).read_metrics() == history.read_metrics()
+
+
+def test_the_card_says_where_the_vocabulary_changed():
+    record = {
+        "from": "pretrained/en-de-fr",
+        "at_step": 57719,
+        "old_vocab_size": 8000,
+        "new_vocab_size": 16000,
+        "learnt_on": "tatoeba=1,multi30k=1,general=1",
+    }
+    lines = training_section({"steps": 60000, "vocabulary_transfer": record})
+    assert any(
+        "at step 57,719 the model `pretrained/en-de-fr` was moved from its 8,000-piece vocabulary "
+        "onto a 16,000-piece one" in line
+        for line in lines
+    )
+    assert not any("was moved" in line for line in training_section({"steps": 1}))
+
+
+@pytest.mark.slow
+def test_a_run_continued_from_a_moved_model_ships_the_record(data_dir, tmp_path):  # noqa: F811
+    assert run_train(data_dir, tmp_path / "first", "--max-steps", "4").wait(timeout=300) == 0
+    moved = tmp_path / "moved"
+    flags = {"--from": tmp_path / "first" / "model", "--out": moved, "--vocab-size": 450}
+    main([str(part) for flag in {**flags, "--data-dir": data_dir}.items() for part in flag])
+    continued = run_train(
+        data_dir, tmp_path / "second", "--init-from", str(moved), "--max-steps", "2"
+    )
+    output, _ = continued.communicate(timeout=300)
+    assert continued.returncode == 0, output
+    shipped = ModelDir(tmp_path / "second" / "model")
+    record = ModelDir(moved).read_card()["training"]["vocabulary_transfer"]
+    assert shipped.read_card()["training"]["vocabulary_transfer"] == record
+    assert record["at_step"] == 4 and shipped.read_card()["training"]["steps"] == 6
+    assert shipped.load()[0].config.vocab_size == 450
