@@ -67,10 +67,24 @@ def _has_playwright() -> bool:
     return True
 
 
-def step(page) -> int:
-    """The beam search page's step, as its slider shows it."""
+def step_value(page):
+    """The beam search page's step slider's shown value."""
     slider = page.locator("[data-testid='stSlider']", has_text="Step")
-    return int(slider.locator("[data-testid='stSliderThumbValue']").inner_text())
+    return slider.locator("[data-testid='stSliderThumbValue']")
+
+
+def step(page) -> int:
+    return int(step_value(page).inner_text())
+
+
+def click_to_step(page, button: str, expected: int) -> None:
+    """Click ``button`` and wait until the slider shows ``expected``: on a busy machine the rerun a
+    click starts may begin after wait_for_app's grace period, so the outcome is what is awaited."""
+    from playwright.sync_api import expect
+
+    page.get_by_role("button", name=button).click()
+    expect(step_value(page)).to_have_text(str(expected), timeout=60_000)
+    wait_for_app(page)
 
 
 @pytest.fixture
@@ -98,14 +112,11 @@ def test_translate_click_through_every_page_and_step(server, page, translator, t
     assert "text=The+happy+child" in page.url  # the sentence survives page changes
 
     open_view(page, "Beam search")
-    next_button = page.get_by_role("button", name="Next ▶")
-    for _ in range(3):
-        next_button.click()
-        wait_for_app(page)
-    assert step(page) == 3 and re.search(r"[?&]step=3\b", page.url)
-    page.get_by_role("button", name="◀ Previous").click()
-    wait_for_app(page)
-    assert step(page) == 2
+    assert step(page) == 0
+    for expected in (1, 2, 3):
+        click_to_step(page, "Next ▶", expected)
+    assert re.search(r"[?&]step=3\b", page.url)
+    click_to_step(page, "◀ Previous", 2)
 
     page.get_by_text("Play the search").click()  # the steps advance by themselves
     for _ in range(100):
