@@ -29,9 +29,8 @@ class Origin:
     model_dir: ModelDir
     steps: int
     seconds: float
-    vocabulary_transfer: dict | None = (
-        None  # train/vocabulary_transfer.py moved it onto its vocabulary
-    )
+    # the record of train/vocabulary_transfer.py, if that moved the model onto its vocabulary
+    vocabulary_transfer: dict | None = None
 
 
 def ship_history(run_dir: RunDir, model_dir: ModelDir, origin: Origin | None) -> None:

@@ -116,9 +116,14 @@ def prepare_tokenizer(config: TrainConfig, corpus: Corpus) -> Tokenizer:
         copy_atomically(open_model_dir(config.init_from).tokenizer_file, run.tokenizer_file)
     if run.tokenizer_file.is_file():
         return Tokenizer(run.tokenizer_file)
+    return learn_vocabulary(corpus, run.tokenizer_prefix, config.vocab_size)
+
+
+def learn_vocabulary(corpus: Corpus, prefix: Path, vocab_size: int) -> Tokenizer:
+    """The shared SentencePiece model learnt on the training split's sentences."""
     texts = {e.source_text for e in corpus.train} | {e.target_text for e in corpus.train}
     # a set: the vocabulary is learnt from each sentence once, whatever the mixture's repeats
-    return Tokenizer.train(sorted(texts), run.tokenizer_prefix, config.vocab_size)
+    return Tokenizer.train(sorted(texts), prefix, vocab_size)
 
 
 def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:

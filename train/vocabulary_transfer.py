@@ -29,6 +29,7 @@ from core.files.model_dir import ModelDir, open_model_dir
 from core.model.transformer import Transformer
 from core.text.tokenizer import Tokenizer
 from train.data import default_data_dir, load_corpus, parse_mixture
+from train.trainer import learn_vocabulary
 
 WORD_START = "\u2581"  # SentencePiece's mark for a piece that begins a word
 
@@ -63,14 +64,6 @@ def transfer(model: Transformer, old: Tokenizer, new: Tokenizer) -> Transformer:
     return moved
 
 
-def learn_vocabulary(data_dir: Path, mixture: str, vocab_size: int, prefix: Path) -> Tokenizer:
-    """A vocabulary learnt as the trainer learns one: on every training sentence of the corpora the
-    mixture reads, each once."""
-    corpus = load_corpus(data_dir, mixture=parse_mixture(mixture))
-    texts = {e.source_text for e in corpus.train} | {e.target_text for e in corpus.train}
-    return Tokenizer.train(sorted(texts), prefix, vocab_size)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--from", dest="source", required=True, help="trained model directory")
@@ -89,23 +82,20 @@ def main(argv: list[str] | None = None) -> None:
     source = open_model_dir(args.source)
     model, _ = source.load_model()
     args.out.mkdir(parents=True, exist_ok=True)
-    new = learn_vocabulary(args.data_dir, args.mixture, args.vocab_size, args.out / "vocabulary")
+    corpus = load_corpus(args.data_dir, mixture=parse_mixture(args.mixture))
+    new = learn_vocabulary(corpus, args.out / "vocabulary", args.vocab_size)
     moved = transfer(model, source.load_tokenizer(), new)
+    training = source.read_card().get("training", {})
     transfer_record = {
         "from": str(source.path),
-        "at_step": source.read_card().get("training", {}).get("steps", 0),
+        "at_step": training.get("steps", 0),
         "old_vocab_size": model.config.vocab_size,
         "new_vocab_size": len(new),
         "learnt_on": args.mixture,
     }
     # under "training", where a run continued from this directory finds its steps and carries
     # the record into the model it ships (Trainer.export)
-    card = {
-        "training": {
-            **source.read_card().get("training", {}),
-            "vocabulary_transfer": transfer_record,
-        }
-    }
+    card = {"training": {**training, "vocabulary_transfer": transfer_record}}
     moved_dir = ModelDir(args.out).write(moved, new.model_file, card)
     # the training log goes on (its scores are of translations, whatever the vocabulary); the
     # snapshots do not: they are models of the old vocabulary
