@@ -12,6 +12,10 @@ per new piece:
 where old_cut is the old vocabulary's segmentation of the piece's text. Special tokens, language
 tags and byte pieces exist in both vocabularies and keep their rows.
 
+The model's history moves with it: its training log, and each snapshot moved the same way, so the
+Training dynamics page can still play attention being learned from step 100 and read every step in
+the same pieces (the card's vocabulary_transfer record says up to which step they are moved).
+
     python -m train.vocabulary_transfer --from pretrained/en-de-fr --vocab-size 16000 \
         --out runs/t16-init
     python -m train --init-from runs/t16-init --out runs/t16 ...
@@ -25,7 +29,8 @@ from pathlib import Path
 
 import torch
 
-from core.files.model_dir import ModelDir, open_model_dir
+from core.files.checkpoint import load_model
+from core.files.model_dir import ModelDir, file_step, open_model_dir
 from core.model.transformer import Transformer
 from core.text.tokenizer import Tokenizer
 from train.data import default_data_dir, load_corpus, parse_mixture
@@ -64,6 +69,14 @@ def transfer(model: Transformer, old: Tokenizer, new: Tokenizer) -> Transformer:
     return moved
 
 
+def move_snapshots(source: ModelDir, moved_dir: ModelDir, old: Tokenizer, new: Tokenizer) -> None:
+    """Each of ``source``'s snapshots moved onto ``new``: ``moved_dir``'s snapshot of its step."""
+    for path in source.snapshot_files():
+        model, metadata = load_model(path)
+        seconds = metadata.get("train_seconds", 0.0)
+        moved_dir.save_snapshot(transfer(model, old, new), file_step(path), seconds)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--from", dest="source", required=True, help="trained model directory")
@@ -84,7 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     corpus = load_corpus(args.data_dir, mixture=parse_mixture(args.mixture))
     new = learn_vocabulary(corpus, args.out / "vocabulary", args.vocab_size)
-    moved = transfer(model, source.load_tokenizer(), new)
+    old = source.load_tokenizer()
+    moved = transfer(model, old, new)
     training = source.read_card().get("training", {})
     transfer_record = {
         "from": str(source.path),
@@ -97,9 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     # the record into the model it ships (Trainer.export)
     card = {"training": {**training, "vocabulary_transfer": transfer_record}}
     moved_dir = ModelDir(args.out).write(moved, new.model_file, card)
-    # the training log goes on (its scores are of translations, whatever the vocabulary); the
-    # snapshots do not: they are models of the old vocabulary
+    # the training log goes on: its scores are of translations, whatever the vocabulary
     moved_dir.write_metrics(source.read_metrics())
+    move_snapshots(source, moved_dir, old, new)
     for learnt in (new.model_file, new.model_file.with_suffix(".vocab")):
         learnt.unlink()  # the model directory keeps its copy as spm.model
     print(f"wrote {args.out}: vocabulary {model.config.vocab_size} -> {len(new)} pieces")

@@ -8,7 +8,7 @@ from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
 from core.files.model_dir import MODEL_FILE, SNAPSHOT_DIR, ModelDir
-from core.inspection.snapshots import head_dynamics, training_record
+from core.inspection.snapshots import head_dynamics, training_record, vocabulary_change
 
 PLAY_INTERVAL_S = 1.2  # seconds per snapshot while the training plays
 LOSS_HELP = "Label-smoothed cross-entropy per target token, from the training log at this step."
@@ -87,6 +87,14 @@ def snapshot_view() -> None:
         columns[3].metric("Validation BLEU", f"{bleu:.1f}", help=BLEU_HELP)
     else:
         columns[3].caption("No validation was logged at this step.")
+    change = vocabulary_change(state.model_dir())
+    if change and step <= change.at_step:
+        st.caption(
+            f"Until step {change.at_step:,} the model had a {change.old_vocab_size:,}-piece "
+            f"vocabulary. This snapshot is moved onto today's {change.new_vocab_size:,} pieces "
+            "(its layers as trained, each new piece's embedding the mean of the old pieces that "
+            "spell it), so it reads your sentence in pieces it never trained on."
+        )
     st.caption("This snapshot translates:")
     st.text(view.translation.text or "(nothing: it says </s> at once)")
     st.caption("The final model translates:")

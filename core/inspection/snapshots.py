@@ -20,6 +20,25 @@ from core.request import Request
 from core.translator import Translation, Translator
 
 
+@dataclass(frozen=True)
+class VocabularyChange:
+    """The model was moved onto a new vocabulary during its training (train/vocabulary_transfer.py):
+    its snapshots up to ``at_step`` are the earlier model's, moved onto this vocabulary (their
+    layers as trained, each new piece's embedding built from the old pieces that spell it)."""
+
+    at_step: int
+    old_vocab_size: int
+    new_vocab_size: int
+
+
+def vocabulary_change(model_dir: str | Path) -> VocabularyChange | None:
+    """The card's record of a vocabulary change, or None when the model kept its vocabulary."""
+    record = ModelDir(model_dir).read_card().get("training", {}).get("vocabulary_transfer")
+    if not isinstance(record, dict):
+        return None
+    return VocabularyChange(record["at_step"], record["old_vocab_size"], record["new_vocab_size"])
+
+
 def load_snapshot(model_dir: str | Path, snapshot: Snapshot) -> Translator:
     """The snapshot as a Translator, with the directory's vocabulary and card."""
     return Translator.load(model_dir, weights=snapshot.weights)

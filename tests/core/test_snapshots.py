@@ -2,6 +2,7 @@
 one is the shipped model exactly, and the Training dynamics page plays them back."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -11,7 +12,14 @@ from streamlit.testing.v1 import AppTest
 from core import DEFAULT_MODEL, Request, Translator
 from core.files.checkpoint import safe_load
 from core.files.model_dir import MODEL_FILE, ModelDir, Snapshot
-from core.inspection.snapshots import head_dynamics, load_snapshot, training_record, view_snapshot
+from core.inspection.snapshots import (
+    VocabularyChange,
+    head_dynamics,
+    load_snapshot,
+    training_record,
+    view_snapshot,
+    vocabulary_change,
+)
 from tests.conftest import EARLY_STEPS, FINAL_STEP, MAIN, TINY
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -138,6 +146,40 @@ def test_the_step_comes_from_the_url_and_a_wrong_one_falls_back_to_the_final_mod
     at = page(snapshot="7")  # not a snapshot of this model
     assert not at.exception
     assert any(title.startswith(f"Step {FINAL_STEP}:") for title in chart_titles(at))
+
+
+@pytest.fixture
+def moved_history_dir(history_dir, tmp_path):
+    """The history, as if the model had been moved onto its vocabulary after EARLY_STEPS[0]."""
+    moved = ModelDir(tmp_path / "moved")
+    shutil.copytree(history_dir, moved.path)
+    record = {"at_step": EARLY_STEPS[0], "old_vocab_size": 300, "new_vocab_size": TINY.vocab_size}
+    training = {**moved.read_card()["training"], "vocabulary_transfer": record}
+    moved.write_card({**moved.read_card(), "training": training})
+    return moved.path
+
+
+def test_the_vocabulary_change_comes_from_the_card(history_dir, moved_history_dir):
+    assert vocabulary_change(history_dir) is None
+    assert vocabulary_change(moved_history_dir) == VocabularyChange(
+        EARLY_STEPS[0], 300, TINY.vocab_size
+    )
+
+
+@pytest.mark.slow
+def test_a_snapshot_from_before_a_vocabulary_change_says_it_was_moved(
+    moved_history_dir, monkeypatch
+):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(moved_history_dir))
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params.update({"snapshot": str(EARLY_STEPS[0])})
+    at.switch_page("views/training.py")
+    at.run()
+    assert not at.exception
+    moved = f"Until step {EARLY_STEPS[0]:,} the model had a 300-piece vocabulary"
+    assert any(moved in caption.value for caption in at.caption)
+    at.select_slider(key="snapshot").set_value(EARLY_STEPS[1]).run()
+    assert not any(moved in caption.value for caption in at.caption)
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ import torch
 from core import Translator
 from core.files.checkpoint import safe_load
 from core.files.metrics_log import read_metrics
+from core.files.model_dir import ModelDir
 from tests.conftest import tiny_corpus
 from tests.training import run_train, write_tiny_data
 from train.batching import collate, token_batches
@@ -28,7 +29,7 @@ from train.data import (
     repeat_by_weight,
 )
 from train.hardware import choose_dtype
-from train.lineage import log_spaced
+from train.lineage import MODEL_FILES_BUDGET, log_spaced, snapshots_that_fit
 from train.trainer import Trainer, continued_lr, cooldown, noam_lr
 
 
@@ -355,3 +356,17 @@ def test_the_snapshots_kept_are_spread_on_a_log_axis():
     assert log_spaced([100, 300, 1000, 3000, 10000, 12500], keep=5) == [100, 300, 1000, 3000, 10000]
     assert log_spaced([10, 20, 1000, 1100, 5000], keep=3) == [10, 1000, 5000]
     assert log_spaced([3, 10, 14], keep=5) == [3, 10, 14]
+
+
+@pytest.mark.parametrize(
+    "model_bytes, kept",
+    [(15_600_000, 5), (18_700_000, 4), (30_000, 5), (60_000_000, 1)],  # 8k, 16k, tiny, too big
+)
+def test_as_many_snapshots_are_kept_as_fit_beside_the_model_in_the_budget(
+    model_bytes, kept, tmp_path
+):
+    model_dir = ModelDir(tmp_path)
+    with model_dir.model_file.open("wb") as file:
+        file.truncate(model_bytes)  # a sparse file: only its size matters
+    assert snapshots_that_fit(model_dir) == kept
+    assert (kept + 1) * model_bytes <= MODEL_FILES_BUDGET or kept == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from core.files.checkpoint import load_model
 from core.files.model_dir import ModelDir
 from core.text.tokenizer import Tokenizer
 from support.tiny_corpus import tiny_corpus
@@ -62,7 +63,7 @@ def test_every_layer_keeps_its_weights(moved):
         assert torch.equal(before[name], after[name]), name
 
 
-def test_the_command_writes_a_model_directory_with_the_log_but_not_the_snapshots(
+def test_the_command_writes_a_model_directory_with_the_log_and_the_snapshots_moved(
     history_dir,
     data_dir,  # noqa: F811
     tmp_path,
@@ -84,11 +85,19 @@ def test_the_command_writes_a_model_directory_with_the_log_but_not_the_snapshots
         "card.json",
         "metrics.jsonl",
         "model.pt",
+        "snapshots",
         "spm.model",
     ]
-    history = ModelDir(history_dir)
+    history, moved = ModelDir(history_dir), ModelDir(out)
     assert history.snapshot_files() and history.read_metrics()
-    assert ModelDir(out).read_metrics() == history.read_metrics()
+    assert moved.read_metrics() == history.read_metrics()
+    assert [s.step for s in moved.snapshots()] == [s.step for s in history.snapshots()]
+    for earlier, now in zip(history.snapshot_files(), moved.snapshot_files(), strict=True):
+        (old_model, old_metadata), (new_model, new_metadata) = load_model(earlier), load_model(now)
+        assert new_metadata == old_metadata
+        expected = transfer(old_model, history.load_tokenizer(), tokenizer).state_dict()
+        for name, weight in new_model.state_dict().items():
+            assert torch.equal(weight, expected[name].half().float()), name
 
 
 def test_the_card_says_where_the_vocabulary_changed():
