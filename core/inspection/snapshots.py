@@ -32,11 +32,13 @@ class VocabularyChange:
 
 
 def vocabulary_change(model_dir: str | Path) -> VocabularyChange | None:
-    """The card's record of a vocabulary change, or None when the model kept its vocabulary."""
+    """The card's record of a vocabulary change, or None when the model kept its vocabulary (or
+    a hand-edited card lost part of the record: the page then says nothing of it)."""
     record = ModelDir(model_dir).read_card().get("training", {}).get("vocabulary_transfer")
-    if not isinstance(record, dict):
+    fields = ("at_step", "old_vocab_size", "new_vocab_size")
+    if not isinstance(record, dict) or not all(isinstance(record.get(f), int) for f in fields):
         return None
-    return VocabularyChange(record["at_step"], record["old_vocab_size"], record["new_vocab_size"])
+    return VocabularyChange(*(record[f] for f in fields))
 
 
 def load_snapshot(model_dir: str | Path, snapshot: Snapshot) -> Translator:

@@ -166,6 +166,15 @@ def test_the_vocabulary_change_comes_from_the_card(history_dir, moved_history_di
     )
 
 
+def test_a_vocabulary_change_missing_a_field_is_no_change(moved_history_dir):
+    """A hand-edited card that lost part of the record: the page says nothing, it does not fail."""
+    moved = ModelDir(moved_history_dir)
+    card = moved.read_card()
+    del card["training"]["vocabulary_transfer"]["old_vocab_size"]
+    moved.write_card(card)
+    assert vocabulary_change(moved_history_dir) is None
+
+
 @pytest.mark.slow
 def test_a_snapshot_from_before_a_vocabulary_change_says_it_was_moved(
     moved_history_dir, monkeypatch
