@@ -9,7 +9,7 @@ translation by teacher forcing (Translator.trace).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -35,10 +35,10 @@ def vocabulary_change(model_dir: str | Path) -> VocabularyChange | None:
     """The card's record of a vocabulary change, or None when the model kept its vocabulary (or
     a hand-edited card lost part of the record: the page then says nothing of it)."""
     record = ModelDir(model_dir).read_card().get("training", {}).get("vocabulary_transfer")
-    fields = ("at_step", "old_vocab_size", "new_vocab_size")
-    if not isinstance(record, dict) or not all(isinstance(record.get(f), int) for f in fields):
+    names = [field.name for field in fields(VocabularyChange)]
+    if not isinstance(record, dict) or not all(isinstance(record.get(n), int) for n in names):
         return None
-    return VocabularyChange(*(record[f] for f in fields))
+    return VocabularyChange(**{name: record[name] for name in names})
 
 
 def load_snapshot(model_dir: str | Path, snapshot: Snapshot) -> Translator:
