@@ -39,7 +39,7 @@ def encode_examples(
             return sampled_segmentations(tokenizer, texts, alpha, rng)
         return tokenizer.sp.encode([normalize_text(text) for text in texts])
 
-    sources = segmented([e.source_text for e in examples], sampled=True)
+    sources = segmented([tokenizer.truecase(e.source_text) for e in examples], sampled=True)
     targets = segmented([e.target_text for e in examples], sampled=sides == "both")
     encoded = []
     for example, source, target in zip(examples, sources, targets):

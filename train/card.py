@@ -253,6 +253,11 @@ def training_section(training: dict) -> list[str]:
             f"({training.get('steps_before', 0)} steps before this run)"
         )
     lines += vocabulary_transfer_lines(training.get("vocabulary_transfer"))
+    if training.get("truecase"):
+        lines.append(
+            "- the English source truecased (`truecase.en`, Moses's truecaser learnt on the "
+            "training sources): the first word of a sentence as it is usually written inside one"
+        )
     if recipe:
         lines.append(
             f"- Adam (0.9, 0.98, 1e-9), the paper's warm-up ({recipe['warmup']} steps) + inverse "
@@ -536,6 +541,7 @@ def training_summary(run: Path) -> dict:
     ]
     recipe_keys += ["average_last", "mixture", *AUGMENTATION_KEYS, "subword_sides"]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
+    training["truecase"] = model_dir.truecase_file.is_file()
     metrics = model_dir.read_metrics()  # the whole history, see lineage.py
     tokens, seconds = tokens_seen(metrics)
     if seconds:

@@ -63,6 +63,9 @@ HELP = {
     "P_unigram^alpha (subword regularisation; smaller is more varied); 0 = the best one",
     "subword_sides": "with --subword-alpha: sample the pieces of the source only, or of both "
     "sides (a sampled target teaches the decoder segmentations that beam search then mixes up)",
+    "truecase": "learn a truecaser from the English sources when the vocabulary has none, and "
+    "train and translate on truecased English (the first word of a sentence as usually written: "
+    "'Attention is' -> 'attention is'; core/text/truecase.py)",
     "fresh": "delete the run folder's checkpoints, snapshots, metrics and vocabulary, and start "
     "over instead of resuming",
 }
@@ -110,6 +113,7 @@ class TrainConfig:
     spelling_fraction: float = 0.0
     subword_alpha: float = 0.0
     subword_sides: str = "both"
+    truecase: bool = False
     fresh: bool = False
 
     def model_config(self, vocab_size: int) -> ModelConfig:

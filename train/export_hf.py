@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import torch
 
 from core.files.checkpoint import CheckpointError
 from core.files.marian import EMBEDDING_NAMES, OUTPUT_BIAS_NAME, hf_name
+from core.files.model_dir import TRUECASE_FILE
 from core.model.transformer import Transformer
 from core.text.marian_tokenizer import language_token
 from core.text.tokenizer import Tokenizer, language_tag
@@ -145,6 +147,17 @@ def write_tokenizer(tokenizer: Tokenizer, out: Path, max_len: int) -> None:
     hf_tokenizer.save_pretrained(out)
 
 
+TRUECASE_NOTE = f"""
+## Truecased English
+
+The model learnt from truecased English: the first word of each sentence written as it usually is
+inside one ("attention is all you need.", not "Attention is all you need."). MarianTokenizer does
+not truecase; `{TRUECASE_FILE}`, Moses's truecase model, is here to do it first, as the lab does
+(`core/text/truecase.py`, with sacremoses). Without it the first word of a sentence is read as
+typed, a spelling the model saw less often in training.
+"""
+
+
 def model_card(card: dict, architecture: str, languages: dict[str, str]) -> str:
     """README.md of the exported folder: what it is, how to call it, what differs from ours."""
     examples, targets = card.get("examples", [])[:4], list(languages)
@@ -213,6 +226,9 @@ def export(model_dir: str | Path, out: str | Path) -> Path:
         else ""
     )
     card_text = model_card(translator.card, architecture, tokenizer.languages)
+    if tokenizer.truecaser:  # MarianTokenizer cannot truecase: the folder says how to
+        shutil.copyfile(tokenizer.truecaser.model_file, out / TRUECASE_FILE)
+        card_text += TRUECASE_NOTE
     (out / "README.md").write_text(card_text, encoding="utf-8")
     return out
 

@@ -27,11 +27,12 @@ from core.files.checkpoint import (
     safe_load,
     save_model,
 )
-from core.files.model_dir import RunDir, copy_atomically, open_model_dir
+from core.files.model_dir import RunDir, copy_vocabulary, open_model_dir
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.scoring import score_translations
 from core.text.tokenizer import PAD_ID, Tokenizer
+from core.text.truecase import Truecaser
 from core.translator import Translator
 from train.augment import Augmentation, epoch_examples
 from train.batching import collate, encode_examples, token_batches
@@ -110,13 +111,16 @@ def cooldown(step: int, max_steps: int, cooldown_steps: int) -> float:
 
 def prepare_tokenizer(config: TrainConfig, corpus: Corpus) -> Tokenizer:
     """Train the shared SentencePiece model on the training split once; reuse it on resume. A run
-    continued from a trained model keeps that model's vocabulary."""
+    continued from a trained model keeps that model's vocabulary, truecaser included. With
+    --truecase, a vocabulary without a truecaser gets one learnt from the English sources."""
     run = RunDir(config.run_dir)
     if config.init_from and not run.tokenizer_file.is_file():
-        copy_atomically(open_model_dir(config.init_from).tokenizer_file, run.tokenizer_file)
-    if run.tokenizer_file.is_file():
-        return Tokenizer(run.tokenizer_file)
-    return learn_vocabulary(corpus, run.tokenizer_prefix, config.vocab_size)
+        copy_vocabulary(open_model_dir(config.init_from).tokenizer_file, run.tokenizer_file)
+    if not run.tokenizer_file.is_file():
+        learn_vocabulary(corpus, run.tokenizer_prefix, config.vocab_size)
+    if config.truecase and not run.truecase_file.is_file():
+        Truecaser.learn(sorted({e.source_text for e in corpus.train}), run.truecase_file)
+    return run.load_tokenizer()
 
 
 def learn_vocabulary(corpus: Corpus, prefix: Path, vocab_size: int) -> Tokenizer:
@@ -178,7 +182,7 @@ class Trainer:
         if self.dist.main:
             self.tokenizer = prepare_tokenizer(config, self.corpus)
         self.dist.barrier()
-        self.tokenizer = Tokenizer(self.run_dir.tokenizer_file)
+        self.tokenizer = self.run_dir.load_tokenizer()
         self.model_config = config.model_config(len(self.tokenizer))
         self.initial_state, self.origin = None, None
         if config.init_from:

@@ -30,6 +30,14 @@ else:
         "the vocabulary lacks is spelled as its UTF-8 bytes (`<0xF0>`...), so no input is lost "
         "to `<unk>`. The language tag in front tells the model which language to write."
     )
+    if tokenizer.truecaser:
+        st.markdown(
+            "Before the English is cut into pieces it is **truecased**: the first word of each "
+            "sentence is written as it usually is inside a sentence, so *Attention is all you "
+            "need.* is read as *attention is all you need.* A word the vocabulary knows in lower "
+            "case then has the same pieces at a sentence start; names such as *John* stay "
+            "capitalised. The model writes the capitals of its translation itself."
+        )
 
 
 def show(title: str, text: str, pieces: list[str], ids: list[int], kinds: list[str], name: str):

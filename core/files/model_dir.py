@@ -8,6 +8,8 @@ A model directory (the shipped pretrained/en-de-fr, a training run's model/) hol
                      export               survey, --init-from
     spm.model        the trainer's        Translator.load                SentencePiece model
                      export (a copy)
+    truecase.en      the trainer's        Translator.load                Moses truecase model (6)
+                     export (a copy)
     card.json        the trainer's        Translator.load (its card),    JSON object (2)
                      export, train.card,  the snapshots' last step,
                      train.width_study    --init-from, train.card
@@ -31,6 +33,8 @@ A model directory (the shipped pretrained/en-de-fr, a training run's model/) hol
     model.pt comes last, at the card's training.steps (:meth:`ModelDir.snapshots`).
 (5) The head survey (core/inspection/head_survey.py), with the sha256 of the model.pt it was
     computed on: :meth:`ModelDir.is_current` tells whether that is still the model.pt beside it.
+(6) Optional: a vocabulary with it truecases the English source (core/text/truecase.py), one without
+    reads it as typed. It goes wherever spm.model goes (:func:`vocabulary_files`).
 
 Every file here is written atomically (:func:`core.files.checkpoint.atomic_write`): a process killed
 mid-write leaves the previous file whole, and a hidden ``.<name>.<random>.tmp`` that no reader
@@ -40,6 +44,8 @@ A training run's folder (``--out``, runs/<name>; :class:`RunDir`) uses the same 
 shares with the model directory its export writes::
 
     spm.model, spm.vocab         the vocabulary, trained once (SentencePiece writes both)
+    truecase.en                  the truecaser, learnt once with --truecase or copied from
+                                 --init-from's model (optional)
     metrics.jsonl                appended by the trainer; cut back to the last checkpoint on resume
     checkpoints/step_NNNNNNN.pt  the whole training state, to resume and to average at the end
     snapshots/step_NNNNNNN.pt    as a model directory's, with the run's own step count
@@ -84,9 +90,11 @@ from core.files.metrics_log import append_metrics, read_metrics, truncate_metric
 from core.model.transformer import Transformer
 from core.text.marian_tokenizer import MarianTokenizer
 from core.text.tokenizer import Tokenizer
+from core.text.truecase import Truecaser
 
 MODEL_FILE = "model.pt"
 TOKENIZER_FILE = "spm.model"
+TRUECASE_FILE = "truecase.en"  # beside TOKENIZER_FILE when the vocabulary truecases its source
 CARD_FILE = "card.json"
 CARD_TEXT_FILE = "card.md"
 METRICS_FILE = "metrics.jsonl"
@@ -97,7 +105,7 @@ RUN_MODEL_DIR = "model"  # a run folder's export
 UNBLENDED_MODEL_FILE = "model_before_blend.pt"  # a run folder's, see train/blend.py
 REQUIRED_FILES = (MODEL_FILE, TOKENIZER_FILE)
 # What shipping a model copies, with snapshots/. Not heads.json: a survey belongs to one model.pt.
-SHIPPED_FILES = (MODEL_FILE, TOKENIZER_FILE, METRICS_FILE, CARD_FILE, CARD_TEXT_FILE)
+SHIPPED_FILES = (MODEL_FILE, METRICS_FILE, CARD_FILE, CARD_TEXT_FILE)  # and copy_vocabulary()
 
 
 class NotAModelDir(InputError, CheckpointError):
@@ -140,6 +148,17 @@ def copy_atomically(source: Path, destination: Path) -> None:
     atomic_write(destination, write)
 
 
+def copy_vocabulary(tokenizer_file: Path, destination: Path) -> None:
+    """Copy the vocabulary of ``tokenizer_file`` (an spm.model) to the spm.model ``destination``:
+    the SentencePiece model, and its truecaser when it has one (a stale one is removed)."""
+    copy_atomically(tokenizer_file, destination)
+    truecase_file = tokenizer_file.with_name(TRUECASE_FILE)
+    if truecase_file.is_file():
+        copy_atomically(truecase_file, destination.with_name(TRUECASE_FILE))
+    else:
+        destination.with_name(TRUECASE_FILE).unlink(missing_ok=True)
+
+
 def card_json(card: dict) -> str:
     """card.json's text (see the module docstring, (2))."""
     return json.dumps(card, indent=2, ensure_ascii=False) + "\n"
@@ -168,8 +187,29 @@ class TrainingFiles:
         return self.path / TOKENIZER_FILE
 
     @property
+    def truecase_file(self) -> Path:
+        return self.path / TRUECASE_FILE
+
+    @property
     def metrics_file(self) -> Path:
         return self.path / METRICS_FILE
+
+    def load_tokenizer(self) -> Tokenizer:
+        """The vocabulary: spm.model, with the truecaser of truecase.en when there is one."""
+        if not self.tokenizer_file.is_file():
+            raise CheckpointError(f"{self.tokenizer_file}: no such file")
+        try:
+            truecaser = Truecaser(self.truecase_file) if self.truecase_file.is_file() else None
+        except (OSError, ValueError) as error:
+            raise CheckpointError(
+                f"{self.truecase_file}: not a usable truecase model ({error})"
+            ) from error
+        try:
+            return Tokenizer(self.tokenizer_file, truecaser)
+        except (OSError, RuntimeError, ValueError) as error:
+            raise CheckpointError(
+                f"{self.tokenizer_file}: not a usable SentencePiece model ({error})"
+            ) from error
 
     @property
     def snapshot_dir(self) -> Path:
@@ -233,16 +273,6 @@ class ModelDir(TrainingFiles):
         """The model in ``weights`` (see :meth:`load`) and its metadata."""
         return load_model(self.path / weights, device)
 
-    def load_tokenizer(self) -> Tokenizer:
-        if not self.tokenizer_file.is_file():
-            raise CheckpointError(f"{self.tokenizer_file}: no such file")
-        try:
-            return Tokenizer(self.tokenizer_file)
-        except (OSError, RuntimeError, ValueError) as error:
-            raise CheckpointError(
-                f"{self.tokenizer_file}: not a usable SentencePiece model ({error})"
-            ) from error
-
     def read_card(self) -> dict:
         """card.json as a dict; {} when there is none. A card that is not a UTF-8 JSON object is
         a CheckpointError naming the file."""
@@ -293,12 +323,12 @@ class ModelDir(TrainingFiles):
     def write(
         self, model: Transformer, tokenizer_file: str | Path, card: dict | None = None
     ) -> ModelDir:
-        """A loadable model directory: model.pt, spm.model (a copy of ``tokenizer_file``) and
-        card.json. Returns self."""
+        """A loadable model directory: model.pt, spm.model (a copy of ``tokenizer_file``, with
+        its truecase.en) and card.json. Returns self."""
         self.path.mkdir(parents=True, exist_ok=True)
         save_model(model, self.model_file)
         if Path(tokenizer_file).resolve() != self.tokenizer_file.resolve():
-            copy_atomically(Path(tokenizer_file), self.tokenizer_file)
+            copy_vocabulary(Path(tokenizer_file), self.tokenizer_file)
         write_text_atomically(self.card_file, card_json(card or {}))
         return self
 
@@ -324,12 +354,14 @@ class ModelDir(TrainingFiles):
             self.snapshot_file(step).unlink()
 
     def copy_to(self, destination: ModelDir) -> None:
-        """Replace ``destination``'s model by this one: the files of SHIPPED_FILES and the
-        snapshots (a survey stays: its sha256 says whether it still describes the new model)."""
+        """Replace ``destination``'s model by this one: the files of SHIPPED_FILES, the vocabulary
+        and the snapshots (a survey stays: its sha256 says whether it still describes the new
+        model)."""
         destination.path.mkdir(parents=True, exist_ok=True)
         destination.remove_snapshots()
         for name in SHIPPED_FILES:
             copy_atomically(self.path / name, destination.path / name)
+        copy_vocabulary(self.tokenizer_file, destination.tokenizer_file)
         if self.snapshot_dir.is_dir():
             shutil.copytree(self.snapshot_dir, destination.snapshot_dir)
 
@@ -422,12 +454,13 @@ class RunDir(TrainingFiles):
 
     def remove_earlier_run(self) -> None:
         """Delete what an earlier run in this folder wrote (its model/ aside): checkpoints,
-        snapshots, log and vocabulary."""
+        snapshots, log and vocabulary (its truecaser with it)."""
         for folder in (self.path / CHECKPOINT_DIR, self.snapshot_dir):
             shutil.rmtree(folder, ignore_errors=True)
         for file in (
             self.metrics_file,
             self.tokenizer_file,
+            self.truecase_file,
             self.tokenizer_prefix.with_suffix(".vocab"),
         ):
             file.unlink(missing_ok=True)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import sentencepiece as spm
 
+from core.text.truecase import Truecaser
+
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 LANGUAGES = {"de": "German", "fr": "French"}
 
@@ -61,8 +63,9 @@ class Tokenizer:
     languages = LANGUAGES
     pad_id, unk_id, eos_id = PAD_ID, UNK_ID, EOS_ID
 
-    def __init__(self, model_file: str | Path) -> None:
+    def __init__(self, model_file: str | Path, truecaser: Truecaser | None = None) -> None:
         self.model_file = Path(model_file)
+        self.truecaser = truecaser  # None: the source is read as typed
         self.sp = spm.SentencePieceProcessor(model_file=str(self.model_file))
         if (self.sp.pad_id(), self.sp.unk_id(), self.sp.bos_id(), self.sp.eos_id()) != (
             PAD_ID,
@@ -114,9 +117,15 @@ class Tokenizer:
         """Normalised text -> piece ids, without special tokens."""
         return self.sp.encode(normalize_text(text))
 
+    def truecase(self, text: str) -> str:
+        """English as the encoder reads it: normalised, and truecased when the vocabulary has a
+        truecaser (core/text/truecase.py: "Attention is ..." -> "attention is ...")."""
+        text = normalize_text(text)
+        return self.truecaser(text) if self.truecaser else text
+
     def encode_source(self, text: str, target: str) -> list[int]:
-        """The encoder input: <2xx> pieces </s>."""
-        return self.source_input(self.encode(text), target)
+        """The encoder input: <2xx> pieces </s>, of the truecased text."""
+        return self.source_input(self.encode(self.truecase(text)), target)
 
     def source_input(self, pieces: list[int], target: str) -> list[int]:
         """A source sentence's piece ids as the encoder takes them: <2xx> pieces </s>."""

@@ -20,7 +20,9 @@ from app import presentation, state
 from app.analysis import MAX_CHARS
 from app.display import SENTENCEPIECE_WORD_START, WORD_START, piece_text
 from app.figures.text import plot_text
+from core.files.model_dir import ModelDir
 from core.inspection.head_focus import rank_heads
+from core.text.truecase import Truecaser
 from tests.conftest import MAIN
 from tests.conftest import chart_specs as charts
 
@@ -167,6 +169,22 @@ def test_target_language_reaches_the_model(app):
     at.button_group(key="to").set_value("fr").run()
     assert_fine(at)
     assert at.dataframe[0].value["piece"][0] == "<2fr>"
+
+
+@pytest.mark.slow
+def test_tokenization_says_when_the_english_is_truecased(
+    app, tiny_model_dir, tmp_path, monkeypatch
+):
+    assert "truecased" not in texts(app("tokenization"))
+    truecasing = tmp_path / "truecasing"
+    shutil.copytree(tiny_model_dir, truecasing)
+    Truecaser.learn(["I see the dog."], ModelDir(truecasing).truecase_file)
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(truecasing))
+    at = app("tokenization", text="The dog.")
+    assert_fine(at)
+    assert "truecased" in texts(at)
+    source = "".join(at.dataframe[0].value["piece"][1:-1])  # between <2de> and </s>
+    assert source.replace(WORD_START, " ").strip() == "the dog."
 
 
 def text_cells(at: AppTest) -> list[str]:

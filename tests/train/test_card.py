@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from core.files.model_dir import RunDir
 from core.translator import Translator
 from tests.train.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
 from train import card, lineage
@@ -80,6 +81,17 @@ def test_a_study_run_too_short_for_a_throughput_shows_a_dash():
     _header, _rule, short, timed = card.equal_minutes_table(study, "pieces", "pieces")
     assert short.split(" | ")[2] == "-"
     assert timed.split(" | ")[2] == "12,345"
+
+
+def test_the_training_section_says_whether_the_source_is_truecased(tmp_path):
+    model_dir = RunDir(tmp_path).model_dir
+    model_dir.write_card({"training": {"steps": 1}})
+    assert card.training_summary(tmp_path)["truecase"] is False
+    model_dir.truecase_file.write_text("the (2/3) The (1)\n")
+    training = card.training_summary(tmp_path)
+    assert training["truecase"] is True
+    assert any("truecased" in line for line in card.training_section(training))
+    assert not any("truecased" in line for line in card.training_section({"truecase": False}))
 
 
 @pytest.mark.slow  # 16 beam-4 translations on the shipped model

@@ -13,7 +13,9 @@ import torch
 from core.decoding.search import max_output_length
 from core.files.checkpoint import save_model
 from core.files.marian import load_marian_model, load_marian_tokenizer
+from core.files.model_dir import TRUECASE_FILE
 from core.model.transformer import Transformer
+from core.text.truecase import Truecaser
 from core.translator import DEFAULT_MODEL, Translator
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import TINY
@@ -105,6 +107,17 @@ def test_the_lab_reads_the_exported_folder_back(exported):
         assert torch.allclose(theirs, ours, atol=1e-5)
 
 
+def test_a_truecasing_model_ships_its_truecaser_and_says_how_to_use_it(tiny_model_dir, tmp_path):
+    model_dir = tmp_path / "truecasing"
+    shutil.copytree(tiny_model_dir, model_dir)
+    Truecaser.learn(["I see the dog."], model_dir / TRUECASE_FILE)
+    out = export(model_dir, tmp_path / "exported")
+    assert (out / TRUECASE_FILE).read_bytes() == (model_dir / TRUECASE_FILE).read_bytes()
+    assert "## Truecased English" in (out / "README.md").read_text()
+    plain = export(tiny_model_dir, tmp_path / "plain")
+    assert "Truecased" not in (plain / "README.md").read_text()
+
+
 def test_command_line(tiny_model_dir, tmp_path, capsys):
     assert main(["--model", str(tiny_model_dir), "--out", str(tmp_path / "out")]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "out")
@@ -126,6 +139,7 @@ def test_the_shipped_model_round_trips_on_the_cards_examples(tmp_path):
     for example in examples:
         ours = translator.translate(example["source"], example["target"], beam_size=1)
         budget = max_output_length(len(ours.source_ids), translator.model.config.max_len)
-        output = hf_greedy(model, tokenizer, example["source"], example["target"], budget)
+        source = translator.tokenizer.truecase(example["source"])  # as truecase.en says to
+        output = hf_greedy(model, tokenizer, source, example["target"], budget)
         assert output == ours.output_ids, example["source"]
         assert tokenizer.decode(output, skip_special_tokens=True) == ours.text

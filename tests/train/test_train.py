@@ -17,7 +17,7 @@ from core.files.metrics_log import read_metrics
 from core.files.model_dir import ModelDir
 from tests.conftest import tiny_corpus
 from tests.training import run_train, write_tiny_data
-from train.batching import collate, token_batches
+from train.batching import collate, encode_examples, token_batches
 from train.config import parse_args
 from train.data import (
     Example,
@@ -241,6 +241,26 @@ def test_trainer_rate_is_the_schedule_times_the_cooldown(data_dir, tmp_path):
     assert trainer.learning_rate(9) == noam_lr(10, d_model, 10, 1.0)
     assert trainer.learning_rate(29) == pytest.approx(0.5 * noam_lr(30, d_model, 10, 1.0))
     assert trainer.learning_rate(39) == 0.0
+
+
+def test_truecase_trains_on_what_translation_reads_and_a_continuation_keeps_it(
+    data_dir, tmp_path, tiny_model_dir
+):
+    flags = ["--dry-run", "--data-dir", str(data_dir), "--max-steps", "0"]
+    trainer = Trainer(parse_args([*flags, "--out", str(tmp_path / "first"), "--truecase"]))
+    tokenizer = trainer.tokenizer
+    assert tokenizer.truecaser is not None and trainer.run_dir.truecase_file.is_file()
+    examples = [Example("de", text, "Ein Satz.") for text in ("The dog runs.", "A man. The end.")]
+    sources = [source for source, _ in encode_examples(tokenizer, examples, max_len=96)]
+    assert sources == [tokenizer.encode_source(e.source_text, "de") for e in examples]
+    assert sources[0] != tokenizer.source_input(tokenizer.encode("The dog runs."), "de")
+
+    starting = ModelDir(tmp_path / "truecasing")  # a trained model whose vocabulary truecases
+    starting.write(Translator.load(tiny_model_dir).model, ModelDir(tiny_model_dir).tokenizer_file)
+    trainer.run_dir.truecase_file.replace(starting.truecase_file)
+    flags += ["--init-from", str(starting.path), "--out", str(tmp_path / "second")]
+    continued = Trainer(parse_args(flags))  # no --truecase: the vocabulary brings its truecaser
+    assert continued.run_dir.truecase_file.read_bytes() == starting.truecase_file.read_bytes()
 
 
 @pytest.mark.slow
