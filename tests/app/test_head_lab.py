@@ -40,11 +40,14 @@ def test_the_ranking_puts_the_strongest_top_key_first(translator):
 @pytest.mark.slow
 @pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="no shipped model")
 def test_the_shipped_model_has_a_head_that_links_it_to_the_animal():
+    """A coreference head by the test of Clark et al. (2019, "What Does BERT Look At?"): of the
+    words other than "it" itself, the one the head attends to most from "it" is its antecedent."""
     encoder = Translator.load().translate(ANIMAL, "de", 4, trace=True).word_attention.encoder
     it, animal = encoder.query_labels.index("it"), encoder.key_labels.index("animal")
+    tops = rank_heads(encoder, it, skip_self=True)  # each head's own top word for "it"
+    assert any(focus.key == animal for focus in tops), [focus.describe("it") for focus in tops]
     linked = rank_heads(encoder, it, key=animal)
     assert linked[0].weight == pytest.approx(encoder.weights[:, :, it, animal].max())
-    assert linked[0].weight > 0.3, linked[0].describe("it")  # a coreference-like head exists
 
 
 def test_the_dashboard_draws_the_statistic_with_each_heads_role(translator):
