@@ -34,7 +34,7 @@ A model directory (the shipped pretrained/en-de-fr, a training run's model/) hol
 (5) The head survey (core/inspection/head_survey.py), with the sha256 of the model.pt it was
     computed on: :meth:`ModelDir.is_current` tells whether that is still the model.pt beside it.
 (6) Optional: a vocabulary with it truecases the English source (core/text/truecase.py), one without
-    reads it as typed. It goes wherever spm.model goes (:func:`vocabulary_files`).
+    reads it as typed. It goes wherever spm.model goes (:func:`copy_vocabulary`).
 
 Every file here is written atomically (:func:`core.files.checkpoint.atomic_write`): a process killed
 mid-write leaves the previous file whole, and a hidden ``.<name>.<random>.tmp`` that no reader
