@@ -25,7 +25,7 @@ from core.files.model_dir import ModelDir, RunDir, open_model_dir
 from core.text.tokenizer import LANGUAGES, Tokenizer
 from train.card import FLORES_LANGUAGES, vocabulary_study_section, write_card
 from train.data import CORPORA, corpus_weight, default_data_dir, flores_devtest, parse_mixture
-from train.width_study import study_run
+from train.width_study import study_run, unfinished
 
 # Terms from issue #27: the paper's subject, a name, a long German compound, in all three languages
 TERMS = (
@@ -140,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.runs and not args.reference:
         parser.error("give at least one run folder or --reference")
+    if problems := unfinished(args.runs):
+        parser.error("; ".join(problems) + " (a model folder goes to --reference)")
     reference = (args.reference, args.reference_learnt_on) if args.reference else None
     found = study(args.runs, args.data_dir, reference, args.limit)
     if args.card:

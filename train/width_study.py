@@ -24,6 +24,17 @@ from train.card import minutes_at, tokens_seen, width_study_section, write_card
 FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")
 
 
+def unfinished(runs: list[Path]) -> list[str]:
+    """What keeps each of ``runs`` from the study: a folder whose model/card.json has no
+    training summary was never trained to the end (or is a model folder, not a run folder)."""
+    return [
+        f"{run}: no finished training run (no training summary in "
+        f"{RunDir(run).model_dir.card_file})"
+        for run in runs
+        if "training" not in RunDir(run).model_dir.read_card()
+    ]
+
+
 def study_run(run: Path) -> dict:
     """One run of the study: its width, parameters, mean training tokens/s, and its validation
     points with the training minutes at which each was taken."""
@@ -60,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         "--card", type=Path, required=True, help="model folder whose card gets the study"
     )
     args = parser.parse_args(argv)
+    if problems := unfinished(args.runs):
+        parser.error("; ".join(problems))
     model_dir = ModelDir(args.card)
     card = model_dir.read_card()
     card["width_study"] = sorted((study_run(run) for run in args.runs), key=lambda r: r["d_model"])

@@ -68,3 +68,14 @@ def test_a_continued_run_is_refused(tmp_path):
     )
     with pytest.raises(vocab_study.NotFromScratch, match="continued pretrained/en-de-fr"):
         vocab_study.study([tmp_path / "run"], tmp_path)
+
+
+def test_a_folder_that_is_not_a_finished_run_is_a_clear_error(tmp_path, capsys):
+    model_folder = tmp_path / "t16-init"  # a model folder, as vocabulary_transfer writes one
+    model_folder.mkdir()
+    (model_folder / "card.json").write_text(json.dumps({"name": "moved"}))
+    with pytest.raises(SystemExit) as exit_info:
+        vocab_study.main([str(model_folder), "--data-dir", str(tmp_path)])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert f"{model_folder}: no finished training run" in error and "--reference" in error

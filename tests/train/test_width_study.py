@@ -7,9 +7,8 @@ import pytest
 from tests.training import run_train, write_tiny_data
 from train import card, width_study
 
-pytestmark = pytest.mark.slow  # two training runs in subprocesses
 
-
+@pytest.mark.slow  # two training runs in subprocesses
 def test_two_widths_go_into_the_card_with_their_validation_minutes(tmp_path):
     data_dir = write_tiny_data(tmp_path / "data")
     runs = []
@@ -40,3 +39,12 @@ def test_two_widths_go_into_the_card_with_their_validation_minutes(tmp_path):
     markdown = (model_dir / "card.md").read_text()
     section = markdown.split("## Width study", 1)[1].split("\n## ", 1)[0]
     assert "| 16 |" in section and "| 32 |" in section
+
+
+def test_a_run_that_never_finished_is_named_not_a_key_error(tmp_path, capsys):
+    run = tmp_path / "width_64"
+    (run / "checkpoints").mkdir(parents=True)  # killed before its model and card were written
+    with pytest.raises(SystemExit) as exit_info:
+        width_study.main([str(run), "--card", str(tmp_path / "card")])
+    assert exit_info.value.code == 2
+    assert f"{run}: no finished training run" in capsys.readouterr().err
