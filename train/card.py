@@ -243,9 +243,9 @@ def training_section(training: dict) -> list[str]:
     ]
     if training.get("mfu") is not None:
         lines.append(
-            f"- model FLOPs utilisation {training['mfu']:.1%} of the machine's measured "
-            f"{training.get('dtype', 'bf16')} "
-            f"matmul peak ({training['peak_tflops']:.2f} TFLOP/s)"
+            f"- model FLOPs utilisation of the last run ({training['run_tokens_per_second']:,} "
+            f"target tokens/s): {training['mfu']:.1%} of the machine's measured "
+            f"{training.get('dtype', 'bf16')} matmul peak ({training['peak_tflops']:.2f} TFLOP/s)"
         )
     if training.get("initialised_from"):
         lines.append(
@@ -547,6 +547,9 @@ def training_summary(run: Path) -> dict:
     if seconds:
         training["tokens_per_second"] = round(tokens / seconds)
         training["target_tokens"] = round(tokens)
+    tokens, seconds = tokens_seen(metrics, after_step=training.get("steps_before", 0))
+    if seconds:  # the earlier runs may have trained on other machines in another compute type
+        training["run_tokens_per_second"] = round(tokens / seconds)
     final = training.get("steps", 0), training.get("seconds", 0)
     training["validation_curve"] = [
         {"minutes": minutes_at(metrics, m["step"], *final), **m} for m in metrics if "val_loss" in m
@@ -564,29 +567,34 @@ def minutes_at(metrics: list[dict], step: int, final_step: int, final_seconds: f
     return max(logged, default=0) / 60
 
 
-def tokens_seen(metrics: list[dict]) -> tuple[float, float]:
-    """(target tokens, seconds) of training, from the logged windows: each window's tokens/s
-    times its own length in time. The history's clock runs on across continued runs
-    (lineage.shifted), so a window is the time since the record before it."""
+def tokens_seen(metrics: list[dict], after_step: int = 0) -> tuple[float, float]:
+    """(target tokens, seconds) of training after ``after_step`` (a continued run's own part),
+    from the logged windows: each window's tokens/s times its own length in time. The history's
+    clock runs on across continued runs (lineage.shifted), so a window is the time since the
+    record before it."""
     tokens = seconds = 0.0
     before = 0.0
     for record in metrics:
         if "tokens_per_s" not in record:
             continue
         window = record["elapsed_s"] - before
-        tokens += record["tokens_per_s"] * window
-        seconds += window
         before = record["elapsed_s"]
+        if record["step"] > after_step:
+            tokens += record["tokens_per_s"] * window
+            seconds += window
     return tokens, seconds
 
 
 def add_utilisation(training: dict, parameters: int, threads: int) -> None:
-    """MFU of the run's mean throughput against this machine's measured matmul peak in the run's
-    compute type."""
-    if training.get("tokens_per_second") and "CPU" in str(training.get("hardware")):
+    """MFU of the last run's own mean throughput (not the history's, which may mix machines and
+    compute types) against this machine's measured matmul peak in that run's compute type: the
+    card is written where the run trained."""
+    if training.get("run_tokens_per_second") and "CPU" in str(training.get("hardware")):
         peak = matmul_peak_flops(threads, dtype=training.get("dtype", "bf16"))
         training["peak_tflops"] = round(peak / 1e12, 3)
-        training["mfu"] = model_flops_utilisation(parameters, training["tokens_per_second"], peak)
+        training["mfu"] = model_flops_utilisation(
+            parameters, training["run_tokens_per_second"], peak
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,8 +25,9 @@ def series(records: Sequence[dict], key: str) -> tuple[list[float], list[float]]
 
 CARD_NAMES = {  # the card's keys that do not say what they are by themselves
     "seconds": "training time",
-    "peak_tflops": "measured bf16 matmul peak (TFLOP/s)",
-    "mfu": "model FLOPs utilisation (share of that peak)",
+    "run_tokens_per_second": "target tokens/s of the last run alone",
+    "peak_tflops": "measured matmul peak in the last run's compute type (TFLOP/s)",
+    "mfu": "model FLOPs utilisation of the last run (share of that peak)",
 }
 
 

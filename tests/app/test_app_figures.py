@@ -626,7 +626,7 @@ def test_the_cards_training_record_reads_as_a_person_writes_it():
         "recipe: warmup": "1,000",
         "recipe: bf16": "true",
         "recipe: subword alpha": "0.3",
-        "model FLOPs utilisation (share of that peak)": "6.8%",
+        "model FLOPs utilisation of the last run (share of that peak)": "6.8%",
     }  # the validation curve is the page's chart, not a cell of text
 
 

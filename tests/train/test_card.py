@@ -58,6 +58,8 @@ def test_tokens_seen_weighs_each_window_by_its_time_across_continued_runs():
     tokens, seconds = card.tokens_seen(first_run + continued)  # as ship_history writes them
     assert seconds == 35.0
     assert tokens == 10 * 1000 + 20 * 3000 + 5 * 2000  # not the mean rate x seconds (70,000)
+    # the continued run's own part (its MFU: the earlier runs may have had another machine)
+    assert card.tokens_seen(first_run + continued, after_step=40) == (5 * 2000, 5.0)
 
 
 def test_a_validation_between_log_lines_is_at_the_minutes_of_the_line_before():
