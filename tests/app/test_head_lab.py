@@ -8,7 +8,6 @@ from streamlit.testing.v1 import AppTest
 
 from app import state
 from app.figures.heads import head_dashboard
-from core import DEFAULT_MODEL, Translator
 from core.files.model_dir import ModelDir
 from core.inspection.ablation import Head, head_importance, intervened_translator
 from core.inspection.head_focus import rank_heads
@@ -37,17 +36,16 @@ def test_the_ranking_puts_the_strongest_top_key_first(translator):
     assert best.key_label == encoder.key_labels[best.key] and best.key != query
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="no shipped model")
-def test_the_shipped_model_has_a_head_that_links_it_to_the_animal():
-    """A coreference head by the test of Clark et al. (2019, "What Does BERT Look At?"): of the
-    words other than "it" itself, the one the head attends to most from "it" is its antecedent."""
-    encoder = Translator.load().translate(ANIMAL, "de", 4, trace=True).word_attention.encoder
+def test_the_ranking_by_a_word_puts_the_most_weight_on_it_first(translator):
+    """The Heads lab's "which head links it to animal?": every head, by its weight on the word."""
+    encoder = translator.translate(ANIMAL, "de", 2, trace=True).word_attention.encoder
     it, animal = encoder.query_labels.index("it"), encoder.key_labels.index("animal")
-    tops = rank_heads(encoder, it, skip_self=True)  # each head's own top word for "it"
-    assert any(focus.key == animal for focus in tops), [focus.describe("it") for focus in tops]
     linked = rank_heads(encoder, it, key=animal)
-    assert linked[0].weight == pytest.approx(encoder.weights[:, :, it, animal].max())
+    layers, heads = encoder.weights.shape[:2]
+    assert len(linked) == layers * heads and all(found.key == animal for found in linked)
+    weights = [found.weight for found in linked]
+    assert weights == sorted(weights, reverse=True)
+    assert weights[0] == pytest.approx(encoder.weights[:, :, it, animal].max())
 
 
 def test_the_dashboard_draws_the_statistic_with_each_heads_role(translator):
