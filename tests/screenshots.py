@@ -32,7 +32,7 @@ VIEWS = [
     ("beam-search", "beam_search", {"step": "3"}),
     ("heads-lab", "head_lab", {"kind": "cross", "over": "sample"}),
     # a step the tiny test model lacks falls back to its final model
-    ("training", "training", {"kind": "cross", "layer": "3", "head": "4", "snapshot": "3000"}),
+    ("training", "training", {"kind": "cross", "layer": "3", "head": "4", "snapshot": "10000"}),
     ("model", "model", {}),
 ]
 
