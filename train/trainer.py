@@ -38,7 +38,7 @@ from train.augment import Augmentation, epoch_examples
 from train.batching import collate, encode_examples, token_batches
 from train.config import TrainConfig
 from train.data import Corpus, load_corpus, parse_mixture
-from train.hardware import DTYPES, best_seconds, choose_dtype
+from train.hardware import DECISIVE_RATIO, DTYPES, best_seconds, choose_dtype
 from train.lineage import Origin, ship_history
 from train.loss import TranslationLoss, label_smoothed_loss
 
@@ -239,7 +239,7 @@ class Trainer:
         with torch.random.fork_rng(devices=[]):  # the probe's draws leave the run's seed alone
             batch = torch.randint(4, vocab, (rows, PROBE_LENGTH), device=self.device)
             steps = {name: self.probe_step(name, batch) for name in DTYPES}
-            seconds = best_seconds(steps, device=self.device.type)
+            seconds = best_seconds(steps, device=self.device.type, decisive=DECISIVE_RATIO)
         self.model.zero_grad(set_to_none=True)
         seconds = {name: self.dist.mean(value) for name, value in seconds.items()}
         return choose_dtype(seconds), seconds

@@ -17,6 +17,7 @@ from core.files.metrics_log import read_metrics
 from core.files.model_dir import ModelDir
 from tests.conftest import tiny_corpus
 from tests.training import run_train, write_tiny_data
+from train import hardware
 from train.batching import collate, encode_examples, token_batches
 from train.config import parse_args
 from train.data import (
@@ -28,7 +29,7 @@ from train.data import (
     load_corpus,
     repeat_by_weight,
 )
-from train.hardware import choose_dtype
+from train.hardware import best_seconds, choose_dtype
 from train.lineage import MODEL_FILES_BUDGET, log_spaced, snapshots_that_fit
 from train.trainer import Trainer, continued_lr, cooldown, noam_lr
 
@@ -370,6 +371,27 @@ def test_dtype_auto_takes_the_faster_and_bf16_only_by_a_margin():
     assert choose_dtype({"bf16": 6.0, "fp32": 0.1}) == "fp32"  # AVX2 emulates bf16
     assert choose_dtype({"bf16": 0.95, "fp32": 1.0}) == "fp32"  # a near tie keeps float32
     assert choose_dtype({"bf16": 0.85, "fp32": 1.0}) == "bf16"
+
+
+def test_a_decisive_gap_ends_the_timing_after_one_round(monkeypatch):
+    clock = [0.0]  # a fake clock that each step moves on by its cost
+    monkeypatch.setattr(hardware.time, "perf_counter", lambda: clock[0])
+    calls = Counter()
+
+    def step(name: str, cost: float):
+        def run():
+            calls[name] += 1
+            clock[0] += cost
+
+        return run
+
+    emulated = {"bf16": step("bf16", 25.0), "fp32": step("fp32", 1.0)}  # AVX2: bf16 emulated
+    assert best_seconds(emulated, decisive=4.0) == {"bf16": 25.0, "fp32": 1.0}
+    assert calls == {"bf16": 2, "fp32": 2}  # the warm-up and one timed round
+    calls.clear()
+    near = {"bf16": step("bf16", 0.9), "fp32": step("fp32", 1.0)}
+    assert best_seconds(near, decisive=4.0) == pytest.approx({"bf16": 0.9, "fp32": 1.0})
+    assert calls == {"bf16": 4, "fp32": 4}  # a near tie gets every repeat
 
 
 def test_the_snapshots_kept_are_spread_on_a_log_axis():
