@@ -34,10 +34,11 @@ from core.text.tokenizer import UNK_ID
 from core.translator import Translation
 
 # Integration steps. On the shipped model, |Captum's delta| / |f(x) - f(0)| over 15 output pieces
-# (python -m benchmarks.explain_timings --convergence): 64 steps median 10%, max 89%; 128 steps
-# median 2.7%, max 32%; 256 steps median 0.8%, max 12%, but then the lenses of one piece take
-# 2.2 s on 1 thread, over the page's 2 s budget (128: 1.1 s).
-IG_STEPS = 128
+# (python -m benchmarks.explain_timings --convergence): 128 steps median 5.5%, max 22%; 160 steps
+# 2.5%, max 19%; 192 steps median 1.9%, max 3.9%; 256 steps median 0.8%, max 7.6%. Gauss-Legendre
+# quadrature's error is not monotone in the steps. The lenses of one piece on 1 thread (python -m
+# benchmarks.explain_timings --threads 1, page budget 2 s): 160 steps 1.80 s, 192 steps 2.02 s.
+IG_STEPS = 160
 
 
 @dataclass(frozen=True)
