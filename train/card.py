@@ -242,10 +242,12 @@ def training_section(training: dict) -> list[str]:
         "time counts training steps, not validation)",
     ]
     if training.get("mfu") is not None:
+        rate = training.get("run_tokens_per_second")  # cards written before it: the mean of all
+        whose = f"the last run ({rate:,} target tokens/s)" if rate else "the mean throughput"
         lines.append(
-            f"- model FLOPs utilisation of the last run ({training['run_tokens_per_second']:,} "
-            f"target tokens/s): {training['mfu']:.1%} of the machine's measured "
-            f"{training.get('dtype', 'bf16')} matmul peak ({training['peak_tflops']:.2f} TFLOP/s)"
+            f"- model FLOPs utilisation of {whose}: {training['mfu']:.1%} of the machine's "
+            f"measured {training.get('dtype', 'bf16')} matmul peak "
+            f"({training['peak_tflops']:.2f} TFLOP/s)"
         )
     if training.get("initialised_from"):
         lines.append(
@@ -412,7 +414,8 @@ def equal_minutes_table(study: list[dict], key: str, header: str) -> list[str]:
     """A study's runs side by side at equal training minutes: each run (named by its ``key``,
     the column ``header``) with its throughput and its validation BLEU / loss at each mark,
     interpolated between the validations around it."""
-    longest = math.ceil(max(point["minutes"] for run in study for point in run["curve"]))
+    # the last mark is a whole minute the longest run reached (70.02 minutes: 70, not 71)
+    longest = max(1, math.floor(max(point["minutes"] for run in study for point in run["curve"])))
     spacing = max(STUDY_MARK_MINUTES, math.ceil(longest / STUDY_MARKS))
     marks = sorted({*range(spacing, longest, spacing), longest})
     lines = [

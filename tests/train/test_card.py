@@ -85,6 +85,21 @@ def test_a_study_run_too_short_for_a_throughput_shows_a_dash():
     assert timed.split(" | ")[2] == "12,345"
 
 
+def test_the_last_mark_of_a_study_is_a_minute_its_runs_reached():
+    def run(width: int, end: float) -> dict:
+        points = [(0.5, 5.0, 1.0), (end, 3.0, 10.0)]  # (minutes, loss, BLEU)
+        curve = [
+            {"minutes": m, "step": 1, "val_loss": loss, "val_bleu": b} for m, loss, b in points
+        ]
+        return {"d_model": width, "parameters": 1, "tokens_per_second": 1, "curve": curve}
+
+    header, _rule, *rows = card.equal_minutes_table(
+        [run(192, 70.02), run(256, 70.0)], "d_model", "w"
+    )
+    assert header.endswith("| 70 min |")  # not 71, which neither run reached
+    assert all(row.endswith(" / 3.00 |") for row in rows)
+
+
 def test_the_training_section_says_whether_the_source_is_truecased(tmp_path):
     model_dir = RunDir(tmp_path).model_dir
     model_dir.write_card({"training": {"steps": 1}})
@@ -94,6 +109,15 @@ def test_the_training_section_says_whether_the_source_is_truecased(tmp_path):
     assert training["truecase"] is True
     assert any("truecased" in line for line in card.training_section(training))
     assert not any("truecased" in line for line in card.training_section({"truecase": False}))
+
+
+def test_the_mfu_line_names_whose_throughput_it_divides():
+    measured = {"mfu": 0.12, "peak_tflops": 0.11, "dtype": "fp32"}
+    (line,) = [x for x in card.training_section(measured) if "utilisation" in x]
+    assert "of the mean throughput: 12.0% of the machine's measured fp32 matmul peak" in line
+    own = {**measured, "run_tokens_per_second": 1825}  # cards from now on: the last run alone
+    (line,) = [x for x in card.training_section(own) if "utilisation" in x]
+    assert "of the last run (1,825 target tokens/s): 12.0%" in line
 
 
 @pytest.mark.slow  # 16 beam-4 translations on the shipped model
