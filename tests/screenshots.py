@@ -31,8 +31,8 @@ VIEWS = [
     ("masking", "masking", {}),
     ("beam-search", "beam_search", {"step": "3"}),
     ("heads-lab", "head_lab", {"kind": "cross", "over": "sample"}),
-    # a step the tiny test model lacks falls back to its final model
-    ("training", "training", {"kind": "cross", "layer": "3", "head": "4", "snapshot": "10000"}),
+    # the URL holds the slider's label ("10,000"); a step the model lacks falls back to its last
+    ("training", "training", {"kind": "cross", "layer": "3", "head": "4", "snapshot": "10,000"}),
     ("model", "model", {}),
 ]
 
