@@ -261,7 +261,7 @@ class Translator:
         decoder_input = [self.model.config.bos_id, *output[:-1]]
         source_tokens, output_tokens = pieces(ids), pieces(output)
         result = Translation(
-            text=self.tokenizer.decode(output),
+            text=self.tokenizer.decode(output, target),
             target=target,
             source_ids=ids,
             source_tokens=source_tokens,
@@ -364,7 +364,7 @@ class Translator:
                 beams = batch_beam_search(self.decoder, source, beam_size, alpha)
                 decoded = [beam.tokens for beam in beams]
             for b, tokens in zip(batch, decoded):
-                outputs[todo[b]] = self.tokenizer.decode(tokens)
+                outputs[todo[b]] = self.tokenizer.decode(tokens, target)
             if progress:
                 progress(len(batch))
         return outputs

@@ -40,7 +40,9 @@ def encode_examples(
         return tokenizer.sp.encode([normalize_text(text) for text in texts])
 
     sources = segmented([tokenizer.truecase(e.source_text) for e in examples], sampled=True)
-    targets = segmented([e.target_text for e in examples], sampled=sides == "both")
+    targets = segmented(
+        [tokenizer.target_text(e.target_text, e.target) for e in examples], sampled=sides == "both"
+    )
     encoded = []
     for example, source, target in zip(examples, sources, targets):
         source = tokenizer.source_input(source, example.target)

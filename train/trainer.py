@@ -125,7 +125,8 @@ def prepare_tokenizer(config: TrainConfig, corpus: Corpus) -> Tokenizer:
 
 def learn_vocabulary(corpus: Corpus, prefix: Path, vocab_size: int) -> Tokenizer:
     """The shared SentencePiece model learnt on the training split's sentences."""
-    texts = {e.source_text for e in corpus.train} | {e.target_text for e in corpus.train}
+    texts = {e.source_text for e in corpus.train}
+    texts |= {Tokenizer.target_text(e.target_text, e.target) for e in corpus.train}
     # a set: the vocabulary is learnt from each sentence once, whatever the mixture's repeats
     return Tokenizer.train(sorted(texts), prefix, vocab_size)
 

@@ -95,8 +95,9 @@ class MarianTokenizer:
         tag = [self.tag_ids[target]] if self.tag_ids else []
         return [*tag, *pieces, self.eos_id]
 
-    def decode(self, ids: Iterable[int]) -> str:
-        """Output ids -> text by target.spm; pad, eos and language tokens are dropped."""
+    def decode(self, ids: Iterable[int], target: str | None = None) -> str:
+        """Output ids -> text by target.spm; pad, eos and language tokens are dropped. ``target``
+        changes nothing: Marian's vocabularies write French elisions whole."""
         dropped = self.special_ids - {self.unk_id}
         return self.target_sp.decode_pieces(self.pieces(i for i in ids if i not in dropped))
 

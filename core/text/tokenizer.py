@@ -15,6 +15,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
+from core.text.elision import join_elisions, split_elisions
 from core.text.truecase import Truecaser
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
@@ -131,10 +132,19 @@ class Tokenizer:
         """A source sentence's piece ids as the encoder takes them: <2xx> pieces </s>."""
         return [self.sp.piece_to_id(language_tag(target)), *pieces, EOS_ID]
 
-    def decode(self, ids: Iterable[int]) -> str:
-        """Piece ids -> text; pad, bos, eos and language tags are dropped."""
+    @staticmethod
+    def target_text(text: str, target: str) -> str:
+        """A translation as the decoder learns to write it: normalised, and French elisions split
+        (core/text/elision.py: "l'animal" -> "l' animal", so "animal" is the usual piece)."""
+        text = normalize_text(text)
+        return split_elisions(text) if target == "fr" else text
+
+    def decode(self, ids: Iterable[int], target: str | None = None) -> str:
+        """Piece ids -> text; pad, bos, eos and language tags are dropped. An output in ``target``
+        French has its elisions joined again ("l' animal" -> "l'animal")."""
         dropped = self.special_ids - {UNK_ID}
-        return self.sp.decode([i for i in ids if i not in dropped])
+        text = self.sp.decode([i for i in ids if i not in dropped])
+        return join_elisions(text) if target == "fr" else text
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
