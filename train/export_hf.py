@@ -31,6 +31,7 @@ from core.files.checkpoint import CheckpointError
 from core.files.marian import EMBEDDING_NAMES, OUTPUT_BIAS_NAME, hf_name
 from core.files.model_dir import TRUECASE_FILE
 from core.model.transformer import Transformer
+from core.text.elision import JOIN_PATTERN
 from core.text.marian_tokenizer import language_token
 from core.text.tokenizer import Tokenizer, language_tag
 from core.translator import DEFAULT_MODEL, Translator
@@ -157,6 +158,15 @@ not truecase; `{TRUECASE_FILE}`, Moses's truecase model, is here to do it first,
 typed, a spelling the model saw less often in training.
 """
 
+ELISION_NOTE = f"""
+## Elided French
+
+The lab writes an elided French word apart from the next one ("l' animal", "qu' il"), so that the
+next word keeps the piece it has everywhere else, and joins them for the reader
+(`core/text/elision.py`). MarianTokenizer's `decode` does not join them; do it after, with
+`re.sub(r"{JOIN_PATTERN}", r"\\1", text)`.
+"""
+
 
 def model_card(card: dict, architecture: str, languages: dict[str, str]) -> str:
     """README.md of the exported folder: what it is, how to call it, what differs from ours."""
@@ -229,6 +239,8 @@ def export(model_dir: str | Path, out: str | Path) -> Path:
     if tokenizer.truecaser:  # MarianTokenizer cannot truecase: the folder says how to
         shutil.copyfile(tokenizer.truecaser.model_file, out / TRUECASE_FILE)
         card_text += TRUECASE_NOTE
+    if "fr" in tokenizer.languages:
+        card_text += ELISION_NOTE
     (out / "README.md").write_text(card_text, encoding="utf-8")
     return out
 

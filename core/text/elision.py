@@ -22,8 +22,12 @@ _GLUED = re.compile(rf"(?i){_START}({_ELIDED}{_APOSTROPHES})(?=\w)")
 _SPLIT = re.compile(rf"(?i){_START}({_ELIDED}{_APOSTROPHES}) (?=\w)")
 
 
+# for readers joining the split text themselves (train/export_hf.py prints it)
+JOIN_PATTERN = _SPLIT.pattern
+
+
 def split_elisions(text: str) -> str:
-    """"L'animal qu'il voit" -> "L' animal qu' il voit": a space after each elided word."""
+    """ "L'animal qu'il voit" -> "L' animal qu' il voit": a space after each elided word."""
     return _GLUED.sub(r"\1 ", text)
 
 
