@@ -73,6 +73,12 @@ show(
     result.output_kinds,
     "output-pieces",
 )
+if not marian and tokenizer.decode(result.output_ids) != result.text:
+    st.caption(
+        "French elision: the decoder writes an elided word apart from the next one (*l' animal*), "
+        "so that the next word has the piece it has everywhere else (`▁animal`, not `ani mal`); "
+        "the translation joins them again (*l'animal*)."
+    )
 start = tokenizer.pieces([config.bos_id])[0]  # <s>; a Marian model's <pad>
 st.caption(f"The decoder reads {start} followed by its own output so far, one position behind.")
 

@@ -23,6 +23,7 @@ from app.figures.text import plot_text
 from core.files.model_dir import ModelDir
 from core.inspection.head_focus import rank_heads
 from core.text.truecase import Truecaser
+from core.translator import DEFAULT_MODEL
 from tests.conftest import MAIN
 from tests.conftest import chart_specs as charts
 
@@ -185,6 +186,19 @@ def test_tokenization_says_when_the_english_is_truecased(
     assert "truecased" in texts(at)
     source = "".join(at.dataframe[0].value["piece"][1:-1])  # between <2de> and </s>
     assert source.replace(WORD_START, " ").strip() == "the dog."
+
+
+@pytest.mark.slow
+def test_tokenization_explains_a_split_french_elision_where_the_output_has_one(app, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(DEFAULT_MODEL))
+    french = app("tokenization", text="The animal is tired.", to="fr")
+    assert_fine(french)
+    output = [piece_text(piece) for piece in french.dataframe[1].value["piece"]]
+    assert output[1:3] == ["'", f"{WORD_START}animal"]  # ▁L ' ▁animal: the word's usual piece
+    assert "French elision" in texts(french)
+    german = app("tokenization", text="The animal is tired.", to="de")
+    assert_fine(german)
+    assert "French elision" not in texts(german)
 
 
 def text_cells(at: AppTest) -> list[str]:
