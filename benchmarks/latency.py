@@ -92,7 +92,7 @@ class NumberTokenizer:
     def encode_source(self, text: str, target: str) -> list[int]:
         return [self.tag_ids[target], *map(int, text.split()), self.eos_id]
 
-    def decode(self, ids: list[int]) -> str:
+    def decode(self, ids: list[int], target: str | None = None) -> str:
         return " ".join(map(str, ids))
 
     def pieces(self, ids: list[int]) -> list[str]:
