@@ -73,7 +73,7 @@ show(
     result.output_kinds,
     "output-pieces",
 )
-if not marian and tokenizer.decode(result.output_ids) != result.text:
+if tokenizer.decode(result.output_ids) != result.text:  # only a split French elision differs
     st.caption(
         "French elision: the decoder writes an elided word apart from the next one (*l' animal*), "
         "so that the next word has the piece it has everywhere else (`▁animal`, not `ani mal`); "
