@@ -229,14 +229,23 @@ def architecture_section(card: dict) -> list[str]:
     ]
 
 
+def hardware_clause(training: dict) -> str:
+    """Where it trained. A continued run knows only its own machine (earlier runs may have had
+    another), so a history of several runs names the last one's."""
+    hardware = training.get("hardware")
+    if training.get("steps_before"):
+        return f"the last {training['steps'] - training['steps_before']} steps on {hardware}"
+    return f"on {hardware}"
+
+
 def training_section(training: dict) -> list[str]:
     recipe = training.get("recipe", {})
     lines = [
         "## Training",
         "",
         f"- preset `{training.get('preset')}`, {training.get('steps')} steps, "
-        f"{training.get('seconds', 0) / 60:.0f} minutes of training steps on "
-        f"{training.get('hardware')}",
+        f"{training.get('seconds', 0) / 60:.0f} minutes of training steps; "
+        f"{hardware_clause(training)}",
         f"- about {training.get('target_tokens', 0):,} target tokens at a mean "
         f"{training.get('tokens_per_second', 0):,.0f} target tokens/s (from metrics.jsonl; the "
         "time counts training steps, not validation)",

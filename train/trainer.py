@@ -640,4 +640,5 @@ class Trainer:
 def describe_hardware(device: torch.device, world_size: int) -> str:
     if device.type == "cuda":
         return f"{world_size} x {torch.cuda.get_device_name(device)}"
-    return f"CPU, {torch.get_num_threads()} threads"
+    threads = torch.get_num_threads()
+    return f"CPU, {threads} thread{'s' if threads > 1 else ''}"

@@ -4,11 +4,13 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from core.files.model_dir import RunDir
 from core.translator import Translator
 from tests.train.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
 from train import card, lineage
+from train.trainer import describe_hardware
 
 
 @pytest.mark.slow
@@ -118,6 +120,26 @@ def test_the_mfu_line_names_whose_throughput_it_divides():
     own = {**measured, "run_tokens_per_second": 1825}  # cards from now on: the last run alone
     (line,) = [x for x in card.training_section(own) if "utilisation" in x]
     assert "of the last run (1,825 target tokens/s): 12.0%" in line
+
+
+def test_a_continued_run_names_its_hardware_as_the_last_runs_alone():
+    first = {"steps": 100, "seconds": 600, "hardware": "CPU, 2 threads"}
+    (line,) = [x for x in card.training_section(first) if "minutes" in x]
+    assert line.endswith("10 minutes of training steps; on CPU, 2 threads")
+    continued = {**first, "steps": 150, "steps_before": 100, "hardware": "CPU, 1 thread"}
+    (line,) = [x for x in card.training_section(continued) if "minutes" in x]
+    assert line.endswith("10 minutes of training steps; the last 50 steps on CPU, 1 thread")
+
+
+def test_the_hardware_says_thread_for_one_and_threads_for_more():
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert describe_hardware(torch.device("cpu"), 1) == "CPU, 1 thread"
+        torch.set_num_threads(2)
+        assert describe_hardware(torch.device("cpu"), 1) == "CPU, 2 threads"
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.mark.slow  # 16 beam-4 translations on the shipped model
