@@ -12,31 +12,43 @@ from plotly.subplots import make_subplots
 from app.figures.heatmaps import heatmap
 from app.figures.style import DIVERGING_SCALE, figure_height
 from app.figures.text import hover_text, numbered, plot_labels
+from core.model.sinusoids import wave
 
-# How the PE heatmap orders its dimensions (the URL holds the key)
+# How the PE heatmaps order their dimensions (the URL holds the key), in either layout
 PE_ORDERS = {
     "interleaved": "The paper's order: sin, cos, sin, cos, …",
     "blocks": "All sines, then all cosines",
 }
 
 
-def pe_dimension_order(d_model: int, order: str) -> np.ndarray:
-    """The dimensions in drawing order: 0..d-1 (interleaved, the paper's), or the even (sine)
-    dimensions then the odd (cosine) ones (blocks)."""
-    if order == "blocks":
-        return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])
-    return np.arange(d_model)
+def pe_dimension_order(d_model: int, order: str, layout: str) -> np.ndarray:
+    """The dimensions in drawing order, by the wave each holds in ``layout``: interleaved, the
+    sine and cosine of each wavelength in turn, fast to slow (the paper's layout as computed);
+    blocks, every sine, then every cosine (Marian's layout as computed)."""
+    waves = [wave(d, d_model, layout) for d in range(d_model)]
+
+    def drawn_at(d: int) -> tuple:
+        is_cosine, two_i = waves[d].function == "cos", waves[d].two_i
+        return (is_cosine, two_i) if order == "blocks" else (two_i, is_cosine)
+
+    return np.array(sorted(range(d_model), key=drawn_at))
 
 
 def positional_heatmap(
-    pe: np.ndarray, rows: Sequence[str] | None = None, title: str = "", order: str = "interleaved"
+    pe: np.ndarray,
+    rows: Sequence[str] | None = None,
+    title: str = "",
+    order: str = "interleaved",
+    *,
+    layout: str,
 ) -> go.Figure:
     """PE (positions x dimensions) on a diverging scale from -1 to 1; rows labelled with tokens
     when given, else with position numbers. ``order`` (a key of PE_ORDERS) draws the dimensions
-    interleaved as computed, or as a block of sines and a block of cosines, which turns the
-    barcode of alternating columns into two smooth sweeps from fast to slow waves; hover and
-    ticks then give each column's own dimension."""
-    dims = pe_dimension_order(pe.shape[1], order)
+    interleaved, or as a block of sines and a block of cosines, which turns the barcode of
+    alternating columns into two smooth sweeps from fast to slow waves; hover and ticks give each
+    column's own dimension and the wave it holds in ``layout``."""
+    d_model = pe.shape[1]
+    dims = pe_dimension_order(d_model, order, layout)
     z = pe[:, dims]
     fig = heatmap(
         z,
@@ -48,44 +60,38 @@ def positional_heatmap(
         zmin=-1.0,
         zmax=1.0,
     )
+    names = np.array([f"{d}: {wave(d, d_model, layout).formula}" for d in dims])
+    positions = numbered(plot_labels(rows) if rows is not None else None, len(pe))
+    fig.data[0].update(
+        customdata=hover_text(
+            positions, names, np.char.mod("%.4f", z), ("position", "dimension", "PE")
+        ),
+        hovertemplate="%{customdata}<extra></extra>",
+    )
+    ticks = list(range(0, d_model, max(1, d_model // 12)))
+    fig.update_xaxes(tickvals=ticks, ticktext=[str(dims[column]) for column in ticks], tickangle=0)
     if order == "blocks":
-        half = (pe.shape[1] + 1) // 2  # the sines: dimensions 0, 2, 4, ...
-        names = np.array([f"{d} ({'sin' if d % 2 == 0 else 'cos'})" for d in dims])
-        positions = numbered(plot_labels(rows) if rows is not None else None, len(pe))
-        fig.data[0].update(
-            customdata=hover_text(
-                positions, names, np.char.mod("%.4f", z), ("position", "dimension", "PE")
-            ),
-            hovertemplate="%{customdata}<extra></extra>",
-        )
-        ticks = list(range(0, len(dims), max(1, len(dims) // 12)))
-        fig.update_xaxes(
-            title="dimension: the sines (even), then the cosines (odd)",
-            tickvals=ticks,
-            ticktext=[str(dims[column]) for column in ticks],
-            tickangle=0,
-        )
+        half = d_model // 2  # the sines, in either layout
+        fig.update_xaxes(title="dimension: the sines, then the cosines")
         fig.add_vline(x=half - 0.5, line_color="#222222", line_width=2)
-        for x, text in ((half / 2, "sin block"), (half + (len(dims) - half) / 2, "cos block")):
+        for x, text in ((half / 2, "sin block"), (half + (d_model - half) / 2, "cos block")):
             fig.add_annotation(
                 x=x, y=0, yref="paper", yanchor="top", text=text, showarrow=False, yshift=-4
             )
     return fig
 
 
-def positional_curves(pe: np.ndarray, dims: Sequence[int]) -> go.Figure:
-    """Chosen dimensions of PE against position: sines (even d) and cosines (odd d)."""
+def positional_curves(pe: np.ndarray, dims: Sequence[int], *, layout: str) -> go.Figure:
+    """Chosen dimensions of PE against position, each named by the wave it holds in ``layout``."""
     fig = go.Figure()
     d_model = pe.shape[1]
     for d in dims:
-        i = d // 2
-        kind = "sin" if d % 2 == 0 else "cos"
         fig.add_trace(
             go.Scatter(
                 x=np.arange(len(pe)),
                 y=pe[:, d],
                 mode="lines",
-                name=f"dim {d}: {kind}(pos / 10000^({2 * i}/{d_model}))",
+                name=f"dim {d}: {wave(d, d_model, layout).formula}",
             )
         )
     fig.update_layout(
@@ -115,13 +121,16 @@ def embedding_sum(
     tokens: Sequence[str],
     shared_scale: bool = True,
     order: str = "interleaved",
+    *,
+    layout: str,
 ) -> go.Figure:
     """The encoder input, side by side: token embedding x sqrt(d_model), PE, and their sum
     (tokens x dimensions). With ``shared_scale`` one diverging scale (true proportions: PE, within
     ±1, looks pale next to the scaled embedding); else each panel its own scale, symmetric around
     0 at its largest absolute value, each with its own colour bar below it. ``order`` (a key of
-    PE_ORDERS) orders the dimensions of every panel alike; hover names each column's dimension."""
-    dims = pe_dimension_order(token.shape[1], order)
+    PE_ORDERS) orders the dimensions of every panel alike, by the wave PE holds there in
+    ``layout``; hover names each column's dimension."""
+    dims = pe_dimension_order(token.shape[1], order, layout)
     parts = [
         ("token embedding × √d_model", token[:, dims]),
         ("+ positional encoding", position[:, dims]),
@@ -179,7 +188,7 @@ def embedding_sum(
     )
     fig.update_yaxes(autorange="reversed")
     if order == "blocks":
-        _mark_dimension_blocks(fig, len(dims))
+        _mark_dimension_blocks(fig, dims)
     else:
         fig.update_xaxes(title="dimension")
     if shared_scale:
@@ -192,22 +201,21 @@ def embedding_sum(
     return fig
 
 
-# (x axis title, name of the even block, of the odd block) of embedding_sum's panels in blocks
-# order: only the positional encoding's even dimensions are sines and its odd ones cosines
-DIMENSION_BLOCKS = (
-    ("dimension: the even, then the odd", "even: 0, 2, …", "odd: 1, 3, …"),
-    ("dimension: the sines, then the cosines", "sin: 0, 2, …", "cos: 1, 3, …"),
-    ("dimension: the even, then the odd", "even: 0, 2, …", "odd: 1, 3, …"),
-)
-
-
-def _mark_dimension_blocks(fig: go.Figure, d_model: int) -> None:
+def _mark_dimension_blocks(fig: go.Figure, dims: np.ndarray) -> None:
     """Name the two blocks of each of :func:`embedding_sum`'s panels in blocks order under their
-    middles (DIMENSION_BLOCKS), and draw the line between them."""
-    half = (d_model + 1) // 2  # the even dimensions: 0, 2, 4, ...
-    middles = [(half - 1) / 2, (half + d_model - 1) / 2]
-    for col, (title, even, odd) in enumerate(DIMENSION_BLOCKS, start=1):
-        fig.update_xaxes(
-            title=title, tickvals=middles, ticktext=[even, odd], tickangle=0, row=1, col=col
-        )
+    middles, by their first dimensions (and, in the positional encoding's panel, by their wave:
+    the embedding and the sum hold no sines), and draw the line between them."""
+    half = len(dims) // 2  # the sines, in either layout
+    blocks = [dims[:half], dims[half:]]
+    middles = [(half - 1) / 2, (half + len(dims) - 1) / 2]
+    first_dims = [
+        ", ".join(map(str, block[:2])) + (", …" if len(block) > 2 else "") for block in blocks
+    ]
+    for col in (1, 2, 3):
+        if col == 2:
+            title = "dimension: the sines, then the cosines"
+            names = [f"{function}: {first}" for function, first in zip(("sin", "cos"), first_dims)]
+        else:
+            title, names = "dimension: in the positional encoding's order", first_dims
+        fig.update_xaxes(title=title, tickvals=middles, ticktext=names, tickangle=0, row=1, col=col)
         fig.add_vline(x=half - 0.5, line_color="#222222", line_width=2, row=1, col=col)

@@ -24,11 +24,12 @@ EMBEDDING_SCALES = {
 st.title("Embeddings & positional encoding")
 result = state.analysis().result
 config = state.translator().model.config
+layout = config.positional_layout
 st.markdown(
     "Attention alone ignores order, so each position adds a fixed pattern of sines and "
     "cosines of geometrically spaced wavelengths (section 3.5):"
 )
-if config.positional_layout == "halves":  # a model trained elsewhere (Marian)
+if layout == "halves":  # a model trained elsewhere (Marian)
     st.latex(
         r"PE_{(pos,\,i)} = \sin\!\left(pos / 10000^{2i/d_{model}}\right) \qquad "
         r"PE_{(pos,\,d_{model}/2+i)} = \cos\!\left(pos / 10000^{2i/d_{model}}\right)"
@@ -37,7 +38,7 @@ if config.positional_layout == "halves":  # a model trained elsewhere (Marian)
         "This model lays the paper's waves out as Marian does: all sines in the first half of "
         "the dimensions, all cosines in the second. The heatmaps draw them as it stores them."
     )
-    order = "interleaved"  # as computed: this model's own order is already two blocks
+    order = "blocks"  # as computed: this model's own order is the two blocks
 else:
     st.latex(
         r"PE_{(pos,\,2i)} = \sin\!\left(pos / 10000^{2i/d_{model}}\right) \qquad "
@@ -60,6 +61,7 @@ ui.chart(
         result.source_tokens,
         f"PE of the {len(result.source_tokens)} source positions{order_note}",
         order,
+        layout=layout,
     ),
     "pe-sentence",
 )
@@ -73,9 +75,11 @@ length = st.slider(
     key="positions",
     bind="query-params",
 )
-pe = positional_encoding(length, config.d_model, config.positional_layout).numpy()  # (T, D)
+pe = positional_encoding(length, config.d_model, layout).numpy()  # (T, D)
 ui.chart(
-    positional_heatmap(pe, title=f"PE, positions 0..{length - 1}{order_note}", order=order),
+    positional_heatmap(
+        pe, title=f"PE, positions 0..{length - 1}{order_note}", order=order, layout=layout
+    ),
     "pe-range",
 )
 dims = st.multiselect(
@@ -86,7 +90,7 @@ dims = st.multiselect(
     bind="query-params",
 )
 if dims:
-    ui.chart(positional_curves(pe, dims), "pe-curves")
+    ui.chart(positional_curves(pe, dims, layout=layout), "pe-curves")
 else:
     st.info("No dimension chosen: pick one or more under “Dimensions to draw” to see its curve.")
 st.markdown(
@@ -118,6 +122,7 @@ ui.chart(
         result.source_tokens,
         shared_scale=scale == "shared",
         order=order,
+        layout=layout,
     ),
     "embedding-sum",
 )

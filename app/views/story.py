@@ -117,6 +117,7 @@ elif step == 1:
             result.embeddings.source_position,
             result.source_tokens,
             "Positional encoding added to each source piece",
+            layout=state.translator().model.config.positional_layout,
         ),
         "story-positions",
     )

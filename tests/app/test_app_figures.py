@@ -3,6 +3,7 @@ computed."""
 
 import html
 import json
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -35,6 +36,7 @@ from app.figures.beam_search import (
 from app.figures.heatmaps import attention_grid, attention_map, cell_text_size, heatmap
 from app.figures.masking import masked_text_size, score_pipeline
 from app.figures.positional import (
+    PE_ORDERS,
     embedding_sum,
     pe_dimension_order,
     positional_curves,
@@ -49,7 +51,8 @@ from app.figures.training_log import card_facts, series, training_log
 from core import Request
 from core.decoding.search import REASONS, Hypothesis, best_hypothesis
 from core.inspection.labelled_attention import LabelledAttention
-from core.model.transformer import positional_encoding
+from core.model.config import POSITIONAL_LAYOUTS, ModelConfig
+from core.model.transformer import Transformer, positional_encoding
 from core.text.words import merge_attention, word_groups, word_label
 
 
@@ -447,23 +450,73 @@ def test_positional_encoding_figures_match_core(analysis):
     r = analysis.result
     s, d = r.embeddings.source_position.shape
     np.testing.assert_allclose(r.embeddings.source_position, positional_encoding(s, d).numpy())
-    fig = positional_heatmap(r.embeddings.source_position, r.source_tokens)
+    fig = positional_heatmap(r.embeddings.source_position, r.source_tokens, layout="interleaved")
     np.testing.assert_array_equal(fig.data[0].z, r.embeddings.source_position)
     assert (fig.data[0].zmin, fig.data[0].zmax) == (-1.0, 1.0)
     pe = positional_encoding(50, d).numpy()
     np.testing.assert_allclose(positional_similarity(pe).data[0].z, pe @ pe.T)
-    curves = positional_curves(pe, [0, 3])
+    curves = positional_curves(pe, [0, 3], layout="interleaved")
     np.testing.assert_array_equal(curves.data[1].y, pe[:, 3])
-    assert "cos" in curves.data[1].name and "sin" in curves.data[0].name
+
+
+# a wave as the figures name it: "sin(pos / 10000^(2/32))"
+NAMED_WAVE = re.compile(r"(sin|cos)\(pos / 10000\^\((\d+)/(\d+)\)\)")
+
+
+def named_wave_values(text: str, positions: np.ndarray) -> np.ndarray:
+    """The wave ``text`` names (the one NAMED_WAVE finds in it), evaluated at ``positions``."""
+    function, two_i, d_model = NAMED_WAVE.search(text).groups()
+    return getattr(np, function)(positions / 10000 ** (int(two_i) / int(d_model)))
+
+
+def tiny_positional_encoding(layout: str) -> np.ndarray:
+    """The positional encoding a d_model 32 model of ``layout`` adds, (max_len, 32)."""
+    config = ModelConfig(
+        vocab_size=40, d_model=32, n_heads=4, d_ff=64, max_len=70, positional_layout=layout
+    )
+    return Transformer(config).pe.numpy()
+
+
+@pytest.mark.parametrize("layout", POSITIONAL_LAYOUTS)
+def test_curve_legends_name_the_wave_each_curve_draws(layout):
+    pe = tiny_positional_encoding(layout)
+    positions = np.arange(len(pe), dtype=np.float64)
+    fig = positional_curves(pe, range(pe.shape[1]), layout=layout)
+    assert len(fig.data) == pe.shape[1]
+    for trace in fig.data:
+        np.testing.assert_allclose(
+            trace.y, named_wave_values(trace.name, positions), atol=1e-6, err_msg=trace.name
+        )
+
+
+@pytest.mark.parametrize("order", PE_ORDERS)
+@pytest.mark.parametrize("layout", POSITIONAL_LAYOUTS)
+def test_heatmap_hover_names_the_wave_of_each_column(layout, order):
+    pe = tiny_positional_encoding(layout)
+    positions = np.arange(len(pe), dtype=np.float64)
+    fig = positional_heatmap(pe, order=order, layout=layout)
+    z, hover = np.asarray(fig.data[0].z), np.asarray(fig.data[0].customdata)
+    for column in range(pe.shape[1]):
+        np.testing.assert_allclose(
+            z[:, column], named_wave_values(hover[0, column], positions), atol=1e-6
+        )
+    ticks = fig.layout.xaxis  # each tick names its column's own dimension, which hover names
+    for column, text in zip(ticks.tickvals, ticks.ticktext):
+        assert f"dimension {text}: " in hover[0, column]
+    functions = [NAMED_WAVE.search(text).group(1) for text in hover[0]]
+    if order == "blocks":  # one block of sines, then one of cosines
+        assert functions == ["sin"] * 16 + ["cos"] * 16
+    else:
+        assert functions == ["sin", "cos"] * 16
 
 
 def test_positional_heatmap_in_sine_and_cosine_blocks(analysis):
     r = analysis.result
     pe = r.embeddings.source_position  # (positions, d_model), as the model added it
     d_model = pe.shape[1]
-    interleaved = positional_heatmap(pe, r.source_tokens, order="interleaved")
+    interleaved = positional_heatmap(pe, r.source_tokens, layout="interleaved")
     np.testing.assert_array_equal(interleaved.data[0].z, pe)
-    fig = positional_heatmap(pe, r.source_tokens, order="blocks")
+    fig = positional_heatmap(pe, r.source_tokens, order="blocks", layout="interleaved")
     z = np.asarray(fig.data[0].z)
     half = d_model // 2
     np.testing.assert_array_equal(z[:, :half], pe[:, 0::2])  # the sines
@@ -471,24 +524,33 @@ def test_positional_heatmap_in_sine_and_cosine_blocks(analysis):
     np.testing.assert_allclose(z[0, :half], 0.0, atol=1e-6)  # sin(0) at position 0
     np.testing.assert_allclose(z[0, half:], 1.0, atol=1e-6)  # cos(0)
     # hover and ticks name each column's own dimension, not its place in the drawing
-    assert "dimension 1 (cos)" in fig.data[0].customdata[2][half]
+    assert f"dimension 1: cos(pos / 10000^(0/{d_model}))" in fig.data[0].customdata[2][half]
     assert f"{pe[2, 1]:.4f}" in fig.data[0].customdata[2][half]
     axis = fig.layout.xaxis
     assert [int(text) for text in axis.ticktext] == [
-        int(pe_dimension_order(d_model, "blocks")[tick]) for tick in axis.tickvals
+        int(pe_dimension_order(d_model, "blocks", "interleaved")[tick]) for tick in axis.tickvals
     ]
+
+
+def test_a_halves_model_draws_as_stored_in_blocks_and_interleaves_like_the_paper():
+    halves, interleaved = (tiny_positional_encoding(layout) for layout in POSITIONAL_LAYOUTS[::-1])
+    as_stored = positional_heatmap(halves, order="blocks", layout="halves")
+    np.testing.assert_array_equal(as_stored.data[0].z, halves)
+    papers = positional_heatmap(halves, order="interleaved", layout="halves")
+    np.testing.assert_allclose(papers.data[0].z, interleaved, atol=1e-6)
 
 
 def test_embedding_sum_is_token_plus_position(analysis):
     e = analysis.result.embeddings
-    fig = embedding_sum(e.source_token, e.source_position, analysis.result.source_tokens)
+    tokens = analysis.result.source_tokens
+    fig = embedding_sum(e.source_token, e.source_position, tokens, layout="interleaved")
     np.testing.assert_allclose(fig.data[2].z, e.source_token + e.source_position)
     # one scale: the largest value of the three panels, shared
     assert {trace.coloraxis for trace in fig.data} == {"coloraxis"}
     largest = max(np.abs(e.source_token).max(), np.abs(e.source_token + e.source_position).max())
     assert fig.layout.coloraxis.cmax == pytest.approx(largest)
     own = embedding_sum(
-        e.source_token, e.source_position, analysis.result.source_tokens, shared_scale=False
+        e.source_token, e.source_position, tokens, shared_scale=False, layout="interleaved"
     )
     parts = [e.source_token, e.source_position, e.source_token + e.source_position]
     for name, trace, values in zip(("coloraxis", "coloraxis2", "coloraxis3"), own.data, parts):
@@ -497,9 +559,9 @@ def test_embedding_sum_is_token_plus_position(analysis):
         assert trace.coloraxis == name
         assert axis.cmax == pytest.approx(np.abs(values).max()) and axis.cmin == -axis.cmax
     blocks = embedding_sum(
-        e.source_token, e.source_position, analysis.result.source_tokens, order="blocks"
+        e.source_token, e.source_position, tokens, order="blocks", layout="interleaved"
     )
-    dims = pe_dimension_order(e.source_token.shape[1], "blocks")
+    dims = pe_dimension_order(e.source_token.shape[1], "blocks", "interleaved")
     for trace, values in zip(blocks.data, parts):  # the same columns in every panel
         np.testing.assert_allclose(trace.z, values[:, dims])
         np.testing.assert_array_equal(np.asarray(trace.customdata)[0], dims)  # hover: own dim

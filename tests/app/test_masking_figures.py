@@ -2,6 +2,7 @@
 encoder input in blocks order: legible on screen and on a 1920 x 1080 slide, and saying only what
 they show."""
 
+import re
 from itertools import pairwise
 
 import numpy as np
@@ -18,10 +19,12 @@ from app.figures.masking import (
     TICK_LABEL_MIN_PX,
     score_pipeline,
 )
-from app.figures.positional import embedding_sum
+from app.figures.positional import embedding_sum, pe_dimension_order
 from app.figures.style import CHARACTER_WIDTH
 from app.figures.text import MINUS_INF, plot_text
 from core.inspection.labelled_attention import LabelledAttention, prediction_labels
+from core.model.config import POSITIONAL_LAYOUTS
+from core.model.sinusoids import wave
 from tests.conftest import chart_specs
 
 # The decoder pieces of the reviewer's sentence: "Das Tier überquerte nicht die Straße, ..."
@@ -133,13 +136,14 @@ def test_long_sentences_keep_every_kth_label_and_leave_small_cells_unwritten():
         assert len(axis.tickvals) * axis.tickfont.size * LABEL_LINE <= room
 
 
+@pytest.mark.parametrize("layout", POSITIONAL_LAYOUTS)
 @pytest.mark.parametrize("shared_scale", [True, False])
-def test_embedding_sum_in_blocks_names_each_block_and_marks_the_boundary(shared_scale):
+def test_embedding_sum_in_blocks_names_each_block_and_marks_the_boundary(shared_scale, layout):
     d_model, n_tokens = 16, 5
     rng = np.random.default_rng(0)
     token, position = rng.normal(size=(2, n_tokens, d_model))
     fig = embedding_sum(
-        token, position, ["a"] * n_tokens, shared_scale=shared_scale, order="blocks"
+        token, position, ["a"] * n_tokens, shared_scale=shared_scale, order="blocks", layout=layout
     )
     half = d_model // 2
     axes = [fig.layout[axis] for axis in ("xaxis", "xaxis2", "xaxis3")]
@@ -147,12 +151,19 @@ def test_embedding_sum_in_blocks_names_each_block_and_marks_the_boundary(shared_
         assert list(axis.tickvals) == [(half - 1) / 2, half + (half - 1) / 2]
         assert not any(text.strip().isdigit() for text in axis.ticktext)
     token_axis, pe_axis, sum_axis = axes
-    assert "sin" in pe_axis.ticktext[0] and "cos" in pe_axis.ticktext[1]
     assert "sine" in pe_axis.title.text and "cosine" in pe_axis.title.text
+    # each block named by its first two dimensions, which hold a sine, then a cosine
+    for block, (name, function) in enumerate(zip(pe_axis.ticktext, ("sin", "cos"))):
+        first, second = (int(d) for d in re.findall(r"\d+", name))
+        assert name.startswith(f"{function}: ")
+        assert {wave(d, d_model, layout).function for d in (first, second)} == {function}
+        assert (first, second) == tuple(
+            pe_dimension_order(d_model, "blocks", layout)[block * half : block * half + 2]
+        )
     for axis in (token_axis, sum_axis):  # no sines or cosines in the embedding, nor in the sum
         named = " ".join([axis.title.text, *axis.ticktext])
         assert "sin" not in named and "cos" not in named
-        assert "even" in axis.ticktext[0] and "odd" in axis.ticktext[1]
+        assert list(axis.ticktext) == [name.split(": ")[1] for name in pe_axis.ticktext]
     lines = [(s.xref, s.x0, s.x1) for s in fig.layout.shapes]
     assert lines == [(x, half - 0.5, half - 0.5) for x in ("x", "x2", "x3")]
 
