@@ -135,7 +135,7 @@ class Translation:
     source_kinds: list[str]  # piece_kind of each source piece
     output_kinds: list[str]  # piece_kind of each output piece
     uncut_source_length: int  # the source's pieces before any cut, <2xx> and </s> included
-    token_scores: list[float] = field(default_factory=list)  # log P of each output token (.trace)
+    token_scores: list[float] | None = None  # log P of each output token; None when not traced
     attention: AttentionSet | None = None  # piece by piece: weights, scores, masked scores
     word_attention: AttentionSet | None = None  # pieces merged into words: weights
     embeddings: Embeddings | None = None
@@ -248,8 +248,9 @@ class Translator:
         hypotheses by log P(Y) / lp(Y), lp the length penalty of ``alpha`` (0: none).
         ``translator.translate(**request.arguments)`` translates a :class:`core.Request`.
 
-        trace=True also returns every beam step and the attention, scores and embeddings of the
-        model run on the chosen output (cached decoding and this full pass agree; the tests say so).
+        trace=True also returns every beam step and the attention, scores, embeddings and token
+        scores (as :meth:`trace` gives them) of the model run on the chosen output (cached decoding
+        and this full pass agree; the tests say so).
         max_length caps the output in tokens, eos included (default: 1.5 x the source + 10).
         """
         check_decoding(beam_size, alpha, max_length)
@@ -287,11 +288,7 @@ class Translator:
         tracing the final model's translation shows its attention on the same rows and columns."""
         forced = replace(result, steps=[], finished=[])
         source = torch.tensor([result.source_ids], device=self.device)
-        logits = self._attach_trace(forced, source, self.decoder)
-        log_probs = logits[0].float().log_softmax(-1)  # (T, V)
-        output = torch.tensor(result.output_ids, device=self.device)
-        token_scores = log_probs.gather(1, output[:, None])[:, 0]  # (T,)
-        forced.token_scores, forced.score = token_scores.tolist(), float(token_scores.sum())
+        forced.score = float(self._attach_trace(forced, source, self.decoder).sum())
         return forced
 
     @torch.inference_mode()
@@ -307,20 +304,29 @@ class Translator:
     def _attach_trace(
         self, result: Translation, source: torch.Tensor, decoder: Transformer | Engine
     ) -> torch.Tensor:
-        """The attention and embeddings of ``decoder``'s full pass over the chosen output (the
-        caller's :attr:`decoder`, asked for once); returns its logits (1, T, vocabulary)."""
+        """The attention, embeddings and token scores of ``decoder``'s full pass over the chosen
+        output (the caller's :attr:`decoder`, asked for once); returns the token scores (T,)."""
         target = torch.tensor([result.decoder_input_ids], device=self.device)
         logits, trace = decoder(source, target, trace=True)
         texts = (result.source_tokens, result.decoder_input_tokens, result.output_tokens)
         result.attention = traced_attention(trace, *texts)
         result.word_attention = in_words(result.attention, *texts)
         result.embeddings = Embeddings(
-            trace.source_embedding[0].float().numpy(),
-            trace.source_positional.float().numpy(),
-            trace.target_embedding[0].float().numpy(),
-            trace.target_positional.float().numpy(),
+            *(
+                embedding.float().cpu().numpy()
+                for embedding in (
+                    trace.source_embedding[0],
+                    trace.source_positional,
+                    trace.target_embedding[0],
+                    trace.target_positional,
+                )
+            )
         )
-        return logits
+        log_probs = logits[0].float().log_softmax(-1)  # (T, V)
+        output = torch.tensor(result.output_ids, device=self.device)
+        token_scores = log_probs.gather(1, output[:, None])[:, 0]  # (T,)
+        result.token_scores = token_scores.tolist()
+        return token_scores
 
     @torch.inference_mode()
     def encode_batch(self, texts: list[str], target: str = "de") -> EncoderBatch:

@@ -28,6 +28,7 @@ def test_translate_returns_text_and_tokens(translator):
     assert result.decoder_input_tokens[0] == "<s>"
     assert len(result.output_tokens) == len(result.decoder_input_tokens)
     assert result.attention is None and result.steps == []
+    assert result.token_scores is None  # not computed, so not there
 
 
 def test_trace_shapes_follow_the_contract(translator):
@@ -61,6 +62,16 @@ def test_trace_equals_what_cached_beam_search_saw(translator):
             result.attention.cross.weights[:, :, step.step],
             atol=1e-5,
         )
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_traced_translation_carries_the_token_scores_trace_gives(translator, fast):
+    translator = Translator(translator.model, translator.tokenizer, fast=fast)
+    result = translator.translate("The small dog runs.", target="fr", beam_size=3, trace=True)
+    assert len(result.token_scores) == len(result.output_ids)
+    assert result.token_scores == translator.trace(result).token_scores
+    # the beam's score is the sum of the same log-probabilities, computed step by step
+    assert sum(result.token_scores) == pytest.approx(result.score, abs=1e-4)
 
 
 def test_encode_batch_pads_and_masks(translator):
