@@ -7,6 +7,9 @@ Expected layout of the data directory (``--data-dir``, or $ATTENTION_LAB_DATA, d
     tatoeba/eng-fra.tsv.gz     English TAB French
     multi30k/{train,val,test_2016_flickr}.{en,de,fr}.gz   line-aligned captions (Multi30k task 1)
     general/en-{de,fr}.tsv.gz  English TAB target: news, Wikipedia, chat (general domain)
+    dictionary/ding-sentences.en-de.tsv.gz   a dictionary's example sentences (Ding, GPL-2+)
+    dictionary/ding-terms.en-de.tsv.gz       its headwords and phrases, one row per sense
+    dictionary/freedict-terms.en-fr.tsv.gz   FreeDict's English-French senses (GPL-2+)
     flores/devtest.{en,de,fr}.gz   FLORES-200 devtest: a test set only, never read for training
 
 Any subset works: missing files are skipped with a note. Each example is (target language, English
@@ -15,6 +18,10 @@ uses.
 
 The mixture gives each corpus a weight: how many times each of its training pairs is seen per
 epoch. A weight of 1.5 puts every pair in once and a fixed half of them (by a stable hash) twice.
+The dictionaries weigh 0 unless the mixture names them (bare terms are not running text, and a
+model fed too many answers like a glossary); they are training data only (no validation pairs),
+and every row whose English is one of the term test's held-out terms (HELD_OUT_TERMS, written by
+train/term_test.py) is left out of all of them.
 """
 
 from __future__ import annotations
@@ -31,7 +38,14 @@ from core.text.tokenizer import LANGUAGES, normalize_text
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TATOEBA_FILES = {"de": "tatoeba/eng-deu.tsv.gz", "fr": "tatoeba/eng-fra.tsv.gz"}
 GENERAL_FILES = {"de": "general/en-de.tsv.gz", "fr": "general/en-fr.tsv.gz"}
-CORPORA = ("tatoeba", "multi30k", "general")
+DICTIONARY_FILES = {  # corpus -> {target: file}
+    "ding-sentences": {"de": "dictionary/ding-sentences.en-de.tsv.gz"},
+    "ding-terms": {"de": "dictionary/ding-terms.en-de.tsv.gz"},
+    "freedict-terms": {"fr": "dictionary/freedict-terms.en-fr.tsv.gz"},
+}
+CORPORA = ("tatoeba", "multi30k", "general", *DICTIONARY_FILES)
+# the terms the term test holds out (train/term_test.py): corpus TAB English term, one a line
+HELD_OUT_TERMS = REPO_ROOT / "train" / "held_out_terms.tsv"
 
 
 class MixtureError(ValueError):
@@ -47,10 +61,10 @@ def parse_mixture(spec: str) -> dict[str, float]:
     for item in filter(None, (part.strip() for part in spec.split(","))):
         key, _, value = item.partition("=")
         corpus, _, language = key.strip().partition(".")
-        if corpus not in CORPORA or (language and language not in LANGUAGES):
+        if corpus not in CORPORA or (language and language not in corpus_languages(corpus)):
             raise MixtureError(
                 f"{key!r}: a mixture key is one of {', '.join(CORPORA)}, optionally with a "
-                f"target language ({', '.join(f'general.{lang}' for lang in LANGUAGES)})"
+                f"target language it has ({', '.join(f'general.{lang}' for lang in LANGUAGES)})"
             )
         try:
             weight = float(value)
@@ -62,8 +76,16 @@ def parse_mixture(spec: str) -> dict[str, float]:
     return weights
 
 
+def corpus_languages(corpus: str) -> tuple[str, ...]:
+    """The target languages a corpus has: a dictionary its own, the others every one."""
+    return tuple(DICTIONARY_FILES.get(corpus, LANGUAGES))
+
+
 def corpus_weight(weights: dict[str, float], corpus: str, target: str) -> float:
-    return weights.get(f"{corpus}.{target}", weights.get(corpus, 1.0))
+    """The corpus's weight for ``target``; a corpus the mixture does not name weighs 1, a
+    dictionary 0 (so that a mixture written before them reads the same corpus)."""
+    unnamed = 0.0 if corpus in DICTIONARY_FILES else 1.0
+    return weights.get(f"{corpus}.{target}", weights.get(corpus, unnamed))
 
 
 def repeat_by_weight(examples: list[Example], weight: float) -> list[Example]:
@@ -202,7 +224,46 @@ def load_corpus(
                 f"multi30k/{split} en-{target}: {len(sources[:limit])} pairs, {len(kept)} kept"
                 + (f", weight {weight:g}" if split == "train" else "")
             )
+    train.extend(dictionary_examples(data_dir, weights, limit, notes))
     return Corpus(train, valid, notes)
+
+
+def term_key(english: str) -> str:
+    """What makes two rows the same English term: normalised text, case folded ("Eel", "eel")."""
+    return normalize_text(english).casefold()
+
+
+def held_out_terms(path: Path = HELD_OUT_TERMS) -> set[str]:
+    """The term keys (term_key) of the term test's held-out terms, whichever dictionary."""
+    rows = [line.split("\t") for line in read_lines(path)[1:]]  # the first line is a header
+    return {term_key(row[1]) for row in rows}
+
+
+def dictionary_examples(
+    data_dir: Path, weights: dict[str, float], limit: int | None, notes: list[str]
+) -> list[Example]:
+    """The training pairs of each dictionary the mixture gives a weight above 0, without any
+    row whose English is a held-out term (in every dictionary: the test's terms never train)."""
+    examples = []
+    held_out = held_out_terms()
+    for corpus, files in DICTIONARY_FILES.items():
+        for target, name in files.items():
+            weight = corpus_weight(weights, corpus, target)
+            path = data_dir / name
+            if not weight:  # not read at all: the default mixture's corpus stays as it was
+                continue
+            if not path.is_file():
+                notes.append(f"skipped {path}: not found")
+                continue
+            pairs = read_tsv_pairs(path, limit)
+            cleaned = clean_pairs(target, pairs)
+            kept = [e for e in cleaned if term_key(e.source_text) not in held_out]
+            examples.extend(repeat_by_weight(kept, weight))
+            notes.append(
+                f"{name}: {len(pairs)} pairs, {len(kept)} kept after cleaning and leaving out "
+                f"the held-out terms, weight {weight:g}"
+            )
+    return examples
 
 
 def read_tsv_pairs(path: Path, limit: int | None = None) -> list[list[str]]:
