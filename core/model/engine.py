@@ -28,8 +28,9 @@ separate ones, and a last bit may differ (tests/core/test_engine.py bounds it).
 
 An :class:`Engine` answers what core/decoding/search.py asks of a model (``config``, ``encode``,
 ``new_cache``, ``decode``), and ``engine(source, target, trace=True)`` is the model's traced
-forward pass, so the searches and traces run on either. It stands for a model in eval mode without
-interventions (core/inspection/ablation.py), built from its weights at one moment:
+forward pass, so the searches and traces run on either. It is a CPU backend, and stands for a model
+on the CPU in eval mode without interventions (core/inspection/ablation.py), built from its weights
+at one moment (a model on a GPU decodes itself):
 :meth:`Engine.can_run` and :meth:`Engine.is_current` say when it does (core.translator.Translator
 checks both).
 """
@@ -480,6 +481,12 @@ def decoder_layer(
 # --------------------------------------------------------------------------------------------------
 
 
+def on_cpu(model: nn.Module) -> bool:
+    """Whether every weight of ``model`` is on the CPU, the one device the engine runs on (oneDNN
+    and MKL are CPU libraries; a model on a GPU computes itself)."""
+    return all(p.device.type == "cpu" for p in model.parameters())
+
+
 def weights_version(model: nn.Module) -> list[tuple[int, int]]:
     """Changes whenever a parameter is written in place or replaced."""
     return [(p._version, p.data_ptr()) for p in model.parameters()]
@@ -489,6 +496,12 @@ class Engine:
     """A model's weights, run fast: what core/decoding/search.py and the traces ask of a model."""
 
     def __init__(self, model: Transformer) -> None:
+        if not on_cpu(model):
+            device = next(p.device for p in model.parameters() if p.device.type != "cpu")
+            raise ValueError(
+                f"The engine runs on the CPU, and the model's weights are on {device}: decode "
+                "with the model itself (Translator does when Engine.can_run says no)."
+            )
         self.model = model
         self.config = config = model.config
         self.norm_first = config.norm_first
@@ -511,12 +524,18 @@ class Engine:
 
     @staticmethod
     def can_run(model: Transformer) -> bool:
-        """An engine computes what ``model`` computes: a float32 model in eval mode whose every
-        attention attends with the model's own :class:`core.model.transformer.Attend`, not an
-        intervention (core/inspection/ablation.py) put in its place."""
+        """An engine computes what ``model`` computes: a float32 model on the CPU in eval mode
+        whose every attention attends with the model's own
+        :class:`core.model.transformer.Attend`, not an intervention (core/inspection/ablation.py)
+        put in its place."""
         float32 = model.embedding.weight.dtype == torch.float32
         attends = [module for module in model.modules() if isinstance(module, Attend)]
-        return float32 and not model.training and all(type(a) is Attend for a in attends)
+        return (
+            float32
+            and on_cpu(model)
+            and not model.training
+            and all(type(a) is Attend for a in attends)
+        )
 
     def is_current(self) -> bool:
         """The model's weights are still those the engine was built from."""

@@ -290,6 +290,20 @@ def test_the_engine_runs_only_models_that_attend_with_the_models_own_attend(mode
     assert Engine.can_run(model)  # the original is untouched
 
 
+def test_the_engine_declines_weights_off_the_cpu(translator):
+    """The engine is a CPU backend (oneDNN): a model elsewhere (meta tensors stand for a GPU's
+    here) is decoded by the model itself, and an engine is not built for it."""
+    elsewhere = copy.deepcopy(translator.model).to("meta")
+    assert Engine.can_run(translator.model) and not Engine.can_run(elsewhere)
+    with pytest.raises(ValueError, match="runs on the CPU, and the model's weights are on meta"):
+        Engine(elsewhere)
+    decoding = Translator(elsewhere, translator.tokenizer)
+    assert decoding.device == torch.device("meta") and decoding.decoder is elsewhere
+    one_layer_elsewhere = copy.deepcopy(translator.model)
+    one_layer_elsewhere.decoder_layers[-1].feed_forward.w_2.to("meta")  # every weight counts
+    assert not Engine.can_run(one_layer_elsewhere)
+
+
 def test_interventions_and_training_mode_decode_on_the_model(translator):
     ablated = intervened_translator(translator, [Head("cross", 0, 1)])
     assert ablated.decoder is ablated.model
