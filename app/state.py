@@ -24,6 +24,7 @@ from core import (
     Request,
     Translator,
 )
+from core.device import DEVICE_CHOICES, resolve_device
 from core.files.model_dir import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, ModelDir, Snapshot
 from core.inspection import attribution, snapshots
 from core.inspection.ablation import (
@@ -38,6 +39,7 @@ from core.text.sentences import translate_text
 from core.translator import EncoderBatch, Translation
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
+DEVICE_ENV = "ATTENTION_LAB_DEVICE"
 MODEL_KEY = "model"  # the sidebar's choice among model_choices(), by name (?model= in the URL)
 
 EXAMPLES = [
@@ -97,7 +99,7 @@ def languages() -> dict[str, str]:
     loaded: the page says why)."""
     try:
         return load_translator(str(model_dir())).languages
-    except CheckpointError:
+    except (CheckpointError, InputError):
         return LANGUAGES
 
 
@@ -110,9 +112,25 @@ def use_one_thread() -> None:
     torch.set_num_threads(1)
 
 
-@st.cache_resource(show_spinner="Loading the model…")
+def device() -> torch.device:
+    """Where the app's models compute: $ATTENTION_LAB_DEVICE (auto, cpu or cuda: core.device),
+    by default the CPU, on which the app's numbers and timings are measured. Raises InputError
+    for a value that cannot be used here."""
+    choice = os.environ.get(DEVICE_ENV, "cpu")
+    try:
+        return resolve_device(choice)
+    except InputError as error:
+        raise InputError(f"${DEVICE_ENV}={choice!r} cannot be used: {error}") from error
+
+
 def load_translator(path: str) -> Translator:
-    translator = Translator.load(path)
+    """The model at ``path`` on the app's :func:`device`, loaded once."""
+    return _loaded_translator(path, str(device()))
+
+
+@st.cache_resource(show_spinner="Loading the model…")
+def _loaded_translator(path: str, device: str) -> Translator:
+    translator = Translator.load(path, device)
     memory.freeze_what_is_loaded()  # collections after each run skip it: app/memory.py
     return translator
 
@@ -191,7 +209,7 @@ def load_snapshot(path: str, snapshot: Snapshot) -> Translator:
     few models did not help, as every new sentence visits all snapshots in order."""
     if snapshot.weights == MODEL_FILE:
         return load_translator(path)
-    return snapshots.load_snapshot(path, snapshot)
+    return snapshots.load_snapshot(path, snapshot, device())
 
 
 @shared(SNAPSHOT_VIEWS_BYTES)
@@ -333,6 +351,12 @@ def translator() -> Translator:
             f"The shipped model lives in `pretrained/en-de-fr/`; to use another, set the "
             f"environment variable `{MODEL_ENV}` to its directory ({MODEL_FILE}, {TOKENIZER_FILE}, "
             f"{CARD_FILE}; or a MarianMT directory saved by transformers) and restart the app."
+        )
+        st.stop()
+    except InputError as error:  # the device
+        st.error(
+            f"{error}\n\nSet `{DEVICE_ENV}` to one of {', '.join(DEVICE_CHOICES)} (unset: cpu) "
+            "and restart the app."
         )
         st.stop()
 

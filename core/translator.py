@@ -192,7 +192,7 @@ class Translator:
     def load(
         cls,
         path: str | Path | None = None,
-        device: str = "cpu",
+        device: str | torch.device = "cpu",
         weights: str = MODEL_FILE,
         fast: bool = True,
     ) -> Translator:

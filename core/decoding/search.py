@@ -425,7 +425,7 @@ class _Narrator:
         # the newest query position of each hypothesis: L x (n, H, S) -> (L, H, n, S)
         weights = torch.stack([maps.weights[:, :, -1] for maps in trace.cross]).transpose(1, 2)
         cross = LabelledAttention(
-            weights.float().numpy(),
+            weights.float().cpu().numpy(),
             hypothesis_labels([h.tokens for h in live], self.pieces, self.bos_id),
             self.source_labels,
         )

@@ -74,13 +74,17 @@ def cross_rollout(result: Translation) -> np.ndarray:
     return cross @ rollout(result.attention.encoder.weights)
 
 
+def one_row(model: Transformer, ids: list[int]) -> torch.Tensor:
+    """(1, len(ids)): token ids as a batch of one, on the model's device."""
+    return torch.tensor([ids], device=model.embedding.weight.device)
+
+
 @torch.inference_mode()
 def norm_based(model: Transformer, result: Translation) -> np.ndarray:
     """(L, H, T, S): ||alpha_tj f_h(x_j)|| of every decoder layer's cross-attention (Kobayashi et
     al. 2020), where x_j is the encoder output j and f_h(x) = (x W_V + b_V)_h W_O,h the part of the
     head's output that x contributes before the output bias."""
-    source = torch.tensor([result.source_ids])
-    memory, _ = model.encode(source)  # (1, S, D)
+    memory, _ = model.encode(one_row(model, result.source_ids))  # (1, S, D)
     norms = []
     for layer in model.decoder_layers:
         attn = layer.cross_attn
@@ -89,7 +93,7 @@ def norm_based(model: Transformer, result: Translation) -> np.ndarray:
         w_o = attn.w_o.weight.view(-1, attn.n_heads, attn.d_k).transpose(0, 1)  # (H, D, d_k)
         transformed = values @ w_o.transpose(1, 2)
         norms.append(transformed.norm(dim=-1))  # (H, S)
-    size = torch.stack(norms).numpy()[:, :, None, :]  # (L, H, 1, S)
+    size = torch.stack(norms).cpu().numpy()[:, :, None, :]  # (L, H, 1, S)
     return result.attention.cross.weights * size
 
 
@@ -103,8 +107,8 @@ class LogProbability(torch.nn.Module):
     ) -> None:
         super().__init__()
         self.model, self.position, self.foil = model, position, foil
-        self.source = torch.tensor([result.source_ids])
-        self.target = torch.tensor([result.decoder_input_ids[: position + 1]])
+        self.source = one_row(model, result.source_ids)
+        self.target = one_row(model, result.decoder_input_ids[: position + 1])
         self.predicted = result.output_ids[position]
 
     def forward(self, token_embedding: torch.Tensor) -> torch.Tensor:
@@ -122,22 +126,21 @@ class LogProbability(torch.nn.Module):
 
 def source_embedding(model: Transformer, result: Translation) -> torch.Tensor:
     """(1, S, D): Embedding(source) * sqrt(D), the input the gradient lenses attribute to."""
-    source = torch.tensor([result.source_ids])
     with torch.no_grad():
-        return model.token_embedding(source)
+        return model.token_embedding(one_row(model, result.source_ids))
 
 
 def occlusion(model: Transformer, result: Translation, position: int) -> np.ndarray:
     """(S,): the drop in log p(y_t) when source piece j is replaced by <unk>, all j in one
     batch."""
-    ids = torch.tensor([result.source_ids])
+    ids = one_row(model, result.source_ids)
     occluded = ids.repeat(ids.size(1), 1)  # (S, S): row j has piece j replaced
     occluded.fill_diagonal_(UNK_ID)
     log_prob = LogProbability(model, result, position)
     with torch.no_grad():
         full = log_prob(source_embedding(model, result))
         scaled = model.token_embedding(occluded)
-        return (full - log_prob(scaled)).numpy()
+        return (full - log_prob(scaled)).cpu().numpy()
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ def contrast(model: Transformer, result: Translation, position: int, foil: int) 
     attributions, delta = integrated_gradients(log_ratio, embedding)
     with torch.no_grad():
         value = float(log_ratio(embedding)[0])
-    return Contrast(foil, attributions.sum(-1)[0].detach().numpy(), value, float(delta[0]))
+    return Contrast(foil, attributions.sum(-1)[0].detach().cpu().numpy(), value, float(delta[0]))
 
 
 def lenses(model: Transformer, result: Translation, position: int) -> Lenses:
@@ -186,8 +189,8 @@ def lenses(model: Transformer, result: Translation, position: int) -> Lenses:
         "cross-attention (mean of layers and heads)": cross.mean(axis=(0, 1)),
         "rollout": cross_rollout(result)[position],
         "norm-based": norm_based(model, result)[:, :, position].mean(axis=(0, 1)),
-        "gradient x input": gradient_x_input.sum(-1)[0].detach().numpy(),
-        "integrated gradients": integrated.sum(-1)[0].detach().numpy(),
+        "gradient x input": gradient_x_input.sum(-1)[0].detach().cpu().numpy(),
+        "integrated gradients": integrated.sum(-1)[0].detach().cpu().numpy(),
         "occlusion": occlusion(model, result, position),
     }
     with torch.no_grad():

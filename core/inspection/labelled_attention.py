@@ -86,10 +86,10 @@ def labelled(
     """L x (B, H, Q, K) maps of one layer stack -> the LabelledAttention of batch row ``row``."""
 
     def stack(name: str) -> np.ndarray:
-        return torch.stack([getattr(m, name)[row] for m in maps]).float().numpy()
+        return torch.stack([getattr(m, name)[row] for m in maps]).float().cpu().numpy()
 
     # the mask broadcasts over layers and heads: the first layer's first head holds it
-    allowed = ~torch.isneginf(maps[0].masked_scores[row, 0]).numpy()
+    allowed = ~torch.isneginf(maps[0].masked_scores[row, 0]).cpu().numpy()
     return LabelledAttention(
         stack("weights"), list(query_labels), list(key_labels), stack("scores"), allowed
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from core.files.model_dir import ModelDir, Snapshot
 from core.inspection.head_statistics import confidence, diagonality, entropy
@@ -41,9 +42,11 @@ def vocabulary_change(model_dir: str | Path) -> VocabularyChange | None:
     return VocabularyChange(**{name: record[name] for name in names})
 
 
-def load_snapshot(model_dir: str | Path, snapshot: Snapshot) -> Translator:
-    """The snapshot as a Translator, with the directory's vocabulary and card."""
-    return Translator.load(model_dir, weights=snapshot.weights)
+def load_snapshot(
+    model_dir: str | Path, snapshot: Snapshot, device: str | torch.device = "cpu"
+) -> Translator:
+    """The snapshot as a Translator on ``device``, with the directory's vocabulary and card."""
+    return Translator.load(model_dir, device, weights=snapshot.weights)
 
 
 @dataclass(frozen=True)

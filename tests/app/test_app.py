@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+import torch
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
@@ -20,6 +21,7 @@ from app import presentation, state
 from app.analysis import MAX_CHARS
 from app.display import SENTENCEPIECE_WORD_START, WORD_START, piece_text
 from app.figures.text import plot_text
+from core.errors import InputError
 from core.files.model_dir import ModelDir
 from core.inspection.head_focus import rank_heads
 from core.text.truecase import Truecaser
@@ -570,6 +572,29 @@ def test_missing_model_is_a_clear_message(app, monkeypatch, tmp_path):
         at.run()
         assert_fine(at)
         assert "No usable model" in at.error[0].value and "ATTENTION_LAB_MODEL" in at.error[0].value
+
+
+def test_the_apps_device_is_the_cpu_unless_the_environment_says_otherwise(monkeypatch):
+    monkeypatch.delenv("ATTENTION_LAB_DEVICE", raising=False)
+    assert state.device() == torch.device("cpu")  # where the app's numbers are measured
+    monkeypatch.setenv("ATTENTION_LAB_DEVICE", "auto")
+    assert state.device().type == ("cuda" if torch.cuda.is_available() else "cpu")
+    monkeypatch.setenv("ATTENTION_LAB_DEVICE", "gpu")
+    with pytest.raises(InputError, match=r"\$ATTENTION_LAB_DEVICE='gpu' cannot be used: Unknown"):
+        state.device()
+
+
+@pytest.mark.slow
+def test_an_unusable_device_is_a_clear_message(app, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_DEVICE", "gpu")
+    for page in ("story", "translate", "model"):
+        at = AppTest.from_file(MAIN, default_timeout=60)
+        at.switch_page(f"views/{page}.py")
+        at.run()
+        assert_fine(at)
+        message = at.error[0].value
+        assert "ATTENTION_LAB_DEVICE='gpu' cannot be used" in message
+        assert "auto, cpu, cuda" in message
 
 
 @pytest.mark.slow
