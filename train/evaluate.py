@@ -22,6 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from core.cli import finite_float, non_negative_int, positive_int
+from core.device import DEVICE_CHOICES, DEVICE_HELP, resolve_device
 from core.files.checkpoint import CheckpointError
 from core.scoring import score_translations
 from core.text.sentences import is_sentence, translate_by_sentence
@@ -122,6 +123,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="translate each sentence of a line on its own (for sources of several sentences)",
     )
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help=DEVICE_HELP)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.test_set and (args.src or args.ref or args.tsv):
@@ -147,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     with ExitStack() as files:
         try:
             sources, references = read_data(args)
-            translator = Translator.load(args.model)
+            translator = Translator.load(args.model, resolve_device(args.device))
             if args.target not in translator.languages:
                 languages = ", ".join(translator.languages)
                 raise ValueError(f"--target {args.target}: the model translates into {languages}")

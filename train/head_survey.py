@@ -24,6 +24,7 @@ import torch
 from tqdm import tqdm
 
 from core.cli import finite_float, positive_int, whole_number
+from core.device import DEVICE_CHOICES, DEVICE_HELP, resolve_device
 from core.files.checkpoint import CheckpointError
 from core.files.model_dir import HEADS_FILE, ModelDir, open_model_dir
 from core.inspection.ablation import all_heads
@@ -130,6 +131,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"a tiny sample ({DRY_RUN_SENTENCES} sentences, {DRY_RUN_LINES} lines per corpus "
         "file, 3 points of the curve), written under runs/ and not beside the model",
     )
+    parser.add_argument("--device", choices=DEVICE_CHOICES, default="auto", help=DEVICE_HELP)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser.parse_args(argv)
 
@@ -157,7 +159,7 @@ def prepare(args: argparse.Namespace) -> tuple[Translator, str, list[SamplePair]
     """Load the model (its sha256 first), check the flags, read the sample."""
     check_decoding(args.beam_size, args.length_penalty)
     sha256 = open_model_dir(args.model).model_sha256()
-    translator = Translator.load(args.model)
+    translator = Translator.load(args.model, resolve_device(args.device))
     resolve_defaults(args, len(all_heads(translator)))
     check_writable(args.output)
     limit = DRY_RUN_LINES if args.dry_run else None

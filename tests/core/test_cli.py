@@ -11,8 +11,10 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from unittest import mock
 
 import pytest
+import torch
 
 from core.cli import finite_float, non_negative_int, positive_int
+from core.device import resolve_device
 from core.translate import main as translate
 from core.translator import Translator
 from train.evaluate import main as evaluate
@@ -147,6 +149,27 @@ def test_evaluate_refuses_an_output_it_cannot_write_before_translating(tiny_mode
             )
             assert status == 2 and err.startswith("error: ") and str(output) in err and out == ""
     translate_batch.assert_not_called()
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_evaluate_loads_the_model_on_the_device_asked_for(tiny_model_dir, tmp_path, device):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("The dog runs.\tDer Hund läuft.\n")
+    flags = ["--tsv", str(pairs), "--beam-size", "1", "--device", device]
+    with mock.patch.object(Translator, "load", wraps=Translator.load) as load:
+        status, out, err = run_evaluate(tiny_model_dir, *flags)
+    assert status == 0 and json.loads(out)["sentences"] == 1, err
+    assert load.call_args.args == (str(tiny_model_dir), resolve_device(device))
+
+
+def test_evaluate_says_when_the_device_cannot_be_used(tiny_model_dir, tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("The dog runs.\tDer Hund läuft.\n")
+    with mock.patch.object(torch.cuda, "is_available", return_value=False):
+        status, out, err = run_evaluate(tiny_model_dir, "--tsv", str(pairs), "--device", "cuda")
+    assert (status, out) == (2, "") and err.startswith("error: ") and "no CUDA GPU" in err
+    status, out, err = run_evaluate(tiny_model_dir, "--tsv", str(pairs), "--device", "gpu")
+    assert status == 2 and "invalid choice: 'gpu'" in err  # argparse's usage error
 
 
 def test_evaluate_writes_the_translations_to_output(tiny_model_dir, tmp_path):

@@ -332,6 +332,16 @@ def test_bad_input_is_a_message_not_a_traceback(
     assert not (tmp_path / "out" / HEADS_FILE).exists()
 
 
+def test_the_survey_says_when_the_device_cannot_be_used(
+    tiny_model_dir, data_dir, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    flags = ["--model", str(tiny_model_dir), "--data-dir", str(data_dir), "--device", "cuda"]
+    assert main([*flags, "--output", str(tmp_path / HEADS_FILE), "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith("error: --device cuda was asked for")
+    assert not (tmp_path / HEADS_FILE).exists()
+
+
 def test_a_bad_flag_value_is_an_argparse_error(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--sentences", "0"])
