@@ -25,6 +25,8 @@ from core.translator import DEFAULT_MODEL, Translator
 from train.blend import table_markdown
 from train.data import (
     CORPORA,
+    DICTIONARY_FILES,
+    HELD_OUT_TERMS,
     CorpusError,
     corpus_weight,
     default_data_dir,
@@ -83,6 +85,26 @@ DATA_SOURCES = [
         "attribution": "statmt.org WMT shared tasks, via github Helsinki-NLP/OPUS-MT-testsets",
     },
 ]
+DICTIONARY_SOURCES = {  # train/data.py's DICTIONARY_FILES: named when a run trains on them
+    "ding-sentences": {
+        "name": "Ding English-German dictionary, its example sentences",
+        "pairs": 21478,
+        "license": "GPL-2+",
+        "attribution": "Ding, Frank Richter, TU Chemnitz, via Debian's trans-de-en 1.9",
+    },
+    "ding-terms": {
+        "name": "Ding English-German dictionary, its headwords and phrases (one row per sense)",
+        "pairs": 357405,
+        "license": "GPL-2+",
+        "attribution": "Ding, Frank Richter, TU Chemnitz, via Debian's trans-de-en 1.9",
+    },
+    "freedict-terms": {
+        "name": "FreeDict English-French and French-English dictionaries, headwords and senses",
+        "pairs": 17453,
+        "license": "GPL-2+",
+        "attribution": "FreeDict, via Debian's dict-freedict-eng-fra / -fra-eng 2022.04.21",
+    },
+}
 TEST_SETS = {  # name -> (reader, domain); the card scores each set whose files are present
     "multi30k test_2016_flickr": (multi30k_test, "in-domain"),
     "FLORES-200 devtest": (flores_devtest, "general"),
@@ -187,11 +209,26 @@ def build_card(translator: Translator, training: dict, scores: list[dict], name:
         "config": config.__dict__,
         "parameters": translator.model.num_parameters(),
         "languages": {"source": "en", "targets": sorted(LANGUAGES)},
-        "data": DATA_SOURCES,
+        "data": DATA_SOURCES + trained_dictionaries(training.get("recipe", {})),
         "training": training,
         "scores": scores,
         "examples": example_translations(translator),
     }
+
+
+def dictionary_weights(recipe: dict) -> dict[str, float]:
+    """The dictionaries a run's mixture gave a weight above 0 (train/data.py), with it."""
+    weights = parse_mixture(recipe.get("mixture", ""))
+    return {
+        corpus: max(corpus_weight(weights, corpus, target) for target in files)
+        for corpus, files in DICTIONARY_FILES.items()
+        if any(corpus_weight(weights, corpus, target) > 0 for target in files)
+    }
+
+
+def trained_dictionaries(recipe: dict) -> list[dict]:
+    """The card's data sources for the dictionaries the run trained on (GPL-2+: named)."""
+    return [DICTIONARY_SOURCES[corpus] for corpus in dictionary_weights(recipe)]
 
 
 def card_markdown(card: dict) -> str:
@@ -201,6 +238,8 @@ def card_markdown(card: dict) -> str:
         architecture_section(card),
         training_section(card["training"]),
         scores_section(card["scores"]),
+        term_test_section(card.get("term_test")),
+        leakage_section(card.get("leakage")),
         curve_section(card["training"].get("validation_curve", [])),
         snapshot_section(card.get("snapshots", [])),
         width_study_section(card.get("width_study", [])),
@@ -321,10 +360,14 @@ def cooldown_text(recipe: dict) -> str:
 
 
 def mixture_text(recipe: dict) -> str:
-    """ "tatoeba=1,general=2,general.fr=6" -> "tatoeba 1, multi30k 1, general 2 (en-fr 6)"."""
+    """ "tatoeba=1,general=2,general.fr=6" -> "tatoeba 1, multi30k 1, general 2 (en-fr 6)";
+    a dictionary only when the run trained on it, and then with the held-out terms left out."""
     weights = parse_mixture(recipe.get("mixture", ""))
+    dictionaries = dictionary_weights(recipe)
     parts = []
     for corpus in CORPORA:
+        if corpus in DICTIONARY_FILES and corpus not in dictionaries:
+            continue
         text = f"{corpus} {corpus_weight(weights, corpus, ''):g}"
         overrides = [
             f"en-{key.split('.')[1]} {w:g}"
@@ -332,7 +375,8 @@ def mixture_text(recipe: dict) -> str:
             if key.startswith(f"{corpus}.")
         ]
         parts.append(text + (f" ({', '.join(overrides)})" if overrides else ""))
-    return ", ".join(parts)
+    held_out = f"; no row of the term test's held-out terms ({HELD_OUT_TERMS.name})"
+    return ", ".join(parts) + (held_out if dictionaries else "")
 
 
 def augmentation_lines(recipe: dict) -> list[str]:
@@ -383,6 +427,63 @@ def scores_section(scores: list[dict]) -> list[str]:
             f"BLEU signature `{bleu}`; chrF signature `{chrf}`; beam {beam}, length penalty "
             f"{LENGTH_PENALTY}.",
         ]
+    return lines
+
+
+def term_test_section(record: dict | None) -> list[str]:
+    """card.md's section: the share of held-out dictionary terms translated to a listed sense
+    (train/term_test.py), alone and in the carrier sentence."""
+    if not record:
+        return []
+    lines = [
+        "## Term test (held-out dictionary terms)",
+        "",
+        "Terms no training ever reads (`train/held_out_terms.tsv`, drawn at random with seed "
+        f"{record['seed']}): the share whose translation holds one of the term's listed senses "
+        "as whole words, case-insensitively, alone and inside the carrier sentence "
+        f'"{record["carrier"].format("X")}" (there, only the words after the carrier\'s own '
+        f"translation, {' / '.join(repr(t) for t in record['carrier_translations'].values())}, "
+        f"when the output starts with it); beam {record['beam_size']}, length penalty "
+        f"{record['length_penalty']}. `{record['command']}`",
+        "",
+        "| dictionary | pair | terms | alone | in the carrier | carrier kept |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['dictionary']} | {r['pair']} | {r['terms']} | {r['alone']:.1%} | "
+        f"{r['carrier']:.1%} | {r['carrier_frame_kept']:.1%} |"
+        for r in record["results"]
+    ]
+    sources = [DICTIONARY_SOURCES[r["dictionary"]] for r in record["results"]]
+    named = "; ".join(f"{d['name']} ({d['attribution']}), {d['license']}" for d in sources)
+    return [*lines, "", f"Terms from {named}."]
+
+
+def leakage_section(record: dict | None) -> list[str]:
+    """card.md's section: words of the other target language in the translations
+    (train/leakage.py), against the same count on the human references."""
+    if not record:
+        return []
+    lines = [
+        f"## Language leakage ({record['test_set']})",
+        "",
+        "A word of a translation (letters, case folded) counts as the other language's when it "
+        "occurs in that language's side of the training sentences, never in its own "
+        "language's side, and not in the English source; the references, counted by the same "
+        f"rule, show its false alarms. Beam {record['beam_size']}, length penalty "
+        f"{record['length_penalty']}. `{record['command']}`",
+        "",
+        "| pair | words of | translations with such a word | words | most frequent | "
+        "references with such a word | words |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in record["results"]:
+        out, ref = r["translations"], r["references"]
+        lines.append(
+            f"| {r['pair']} | {r['words_of']} | {out['sentences_with_leak']} of "
+            f"{out['sentences']} | {out['words']} | {', '.join(out['most_frequent'])} | "
+            f"{ref['sentences_with_leak']} of {ref['sentences']} | {ref['words']} |"
+        )
     return lines
 
 

@@ -52,11 +52,6 @@ CARRIER = "The word is {}."
 # the carrier's translation without the term, as the shipped model writes it
 CARRIER_TRANSLATIONS = {"de": "Das Wort ist", "fr": "Le mot est"}
 BEAM_SIZE, LENGTH_PENALTY = 4, 0.6
-DICTIONARY_LICENCES = {
-    "ding-terms": "Ding (Frank Richter, TU Chemnitz), GPL-2+, via Debian's trans-de-en 1.9",
-    "freedict-terms": "FreeDict English-French and French-English, GPL-2+, via Debian's "
-    "dict-freedict-eng-fra / -fra-eng 2022.04.21",
-}
 
 
 @dataclass(frozen=True)
@@ -175,7 +170,6 @@ def term_test_record(translator: Translator, terms: list[Term], command: str) ->
         "carrier_translations": CARRIER_TRANSLATIONS,
         "beam_size": BEAM_SIZE,
         "length_penalty": LENGTH_PENALTY,
-        "sources": [DICTIONARY_LICENCES[corpus] for corpus in TERM_CORPORA],
         "results": score_terms(translator, terms),
     }
 

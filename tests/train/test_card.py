@@ -153,3 +153,68 @@ def test_the_shipped_model_still_writes_its_cards_examples():
         for e in examples
     ]
     assert decoded == [e["translation"] for e in examples] and len(examples) >= 12
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "pretrained" / "en-de-fr"
+
+
+def test_the_mixture_line_names_a_dictionary_only_when_the_run_trained_on_it():
+    shipped = "tatoeba=1,multi30k=6,general=3,general.fr=2"
+    assert card.mixture_text({"mixture": shipped}) == "tatoeba 1, multi30k 6, general 3 (en-fr 2)"
+    assert card.trained_dictionaries({"mixture": shipped}) == []
+    recipe = {"mixture": shipped + ",ding-sentences=1,ding-terms=0.05"}
+    line = card.mixture_text(recipe)
+    assert line.startswith("tatoeba 1, multi30k 6, general 3 (en-fr 2), ding-sentences 1, ")
+    assert "ding-terms 0.05; no row of the term test's held-out terms" in line
+    assert "freedict" not in line
+    named = card.trained_dictionaries(recipe)
+    assert [d["pairs"] for d in named] == [21478, 357405]
+    assert {d["license"] for d in named} == {"GPL-2+"}
+
+
+def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
+    term_test = {
+        "command": "python -m train.term_test --model m",
+        "seed": 51,
+        "carrier": "The word is {}.",
+        "carrier_translations": {"de": "Das Wort ist", "fr": "Le mot est"},
+        "beam_size": 4,
+        "length_penalty": 0.6,
+        "results": [
+            {
+                "dictionary": "freedict-terms",
+                "pair": "en-fr",
+                "terms": 200,
+                "alone": 0.21,
+                "carrier": 0.195,
+                "carrier_frame_kept": 0.96,
+            }
+        ],
+    }
+    section = "\n".join(card.term_test_section(term_test))
+    assert "| freedict-terms | en-fr | 200 | 21.0% | 19.5% | 96.0% |" in section
+    assert '"The word is X."' in section and "`python -m train.term_test --model m`" in section
+    assert "FreeDict" in section and "GPL-2+" in section and "Ding" not in section
+    counts = {"sentences": 1012, "sentences_with_leak": 7, "words": 9, "most_frequent": ["und 2"]}
+    leakage = {
+        "command": "python -m train.leakage",
+        "test_set": "FLORES-200 devtest",
+        "beam_size": 4,
+        "length_penalty": 0.6,
+        "results": [
+            {
+                "pair": "en-fr",
+                "words_of": "de",
+                "translations": counts,
+                "references": {**counts, "sentences_with_leak": 1, "words": 1},
+            }
+        ],
+    }
+    section = "\n".join(card.leakage_section(leakage))
+    assert "| en-fr | de | 7 of 1012 | 9 | und 2 | 1 of 1012 | 1 |" in section
+    assert card.term_test_section(None) == card.leakage_section(None) == []
+
+
+def test_the_shipped_card_md_is_what_the_card_code_makes_of_its_card_json():
+    shipped = json.loads((SHIPPED / "card.json").read_text())
+    assert card.card_markdown(shipped) == (SHIPPED / "card.md").read_text()
