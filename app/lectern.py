@@ -13,13 +13,17 @@ Meta are the browser's (Alt+← goes back a page).
 
 The listener is installed once per browser tab and reads which buttons to press from the page's
 marker element (a page without one has no lectern keys), so that it follows page changes.
+
+At the last step a forward key does nothing, and Play turns itself off (:func:`play_toggle`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import streamlit as st
 
-from app import state
+from app import state, ui
 
 FORWARD_KEYS = ("ArrowRight", "PageDown", "Space")
 BACK_KEYS = ("ArrowLeft", "PageUp", "Shift+Space")
@@ -93,3 +97,22 @@ def keys(back: str, forward: str) -> None:
     if state.settings().present and not st.session_state.get("lectern_told"):
         st.session_state.lectern_told = True
         st.toast(HINT, icon="⌨️")
+
+
+def play_toggle(label: str, key: str, step_key: str, steps: Sequence, **toggle_args) -> bool:
+    """The page's Play toggle (widget key ``key``), which moves ``st.session_state[step_key]``
+    through ``steps``; whether it plays. At the last step it is off: a widget's value can only
+    be changed before the widget is drawn in a run, so this is where Play stops, whether it was
+    pressed there or the play reached the end (:func:`play_on`)."""
+    current = st.session_state.get(step_key, steps[0])
+    if st.session_state.get(key) and current == steps[-1]:
+        st.session_state[key] = False
+    return st.toggle(label, key=key, **toggle_args)
+
+
+def play_on(step_key: str, steps: Sequence) -> None:
+    """One tick of a playing page's fragment: the next step, or at the last one a run of the whole
+    page, whose :func:`play_toggle` turns Play off."""
+    if st.session_state.get(step_key, steps[0]) == steps[-1]:
+        st.rerun()
+    ui.step_through(step_key, steps, 1)

@@ -60,16 +60,13 @@ if st.session_state.get("step", 0) > last:
 
 
 step_numbers = range(last + 1)
-playing = st.toggle("▶ Play the search", key="play", disabled=last == 0)
+playing = lectern.play_toggle("▶ Play the search", "play", "step", step_numbers, disabled=last == 0)
 lectern.keys("previous", "next")
 
 
 def step_view() -> None:
     if playing:
-        if st.session_state.get("step", 0) >= last:
-            st.session_state.play = False
-            st.rerun()
-        ui.step_through("step", step_numbers, 1)
+        lectern.play_on("step", step_numbers)
     with ui.step_buttons("step", step_numbers, {"previous": "◀ Previous", "next": "Next ▶"}):
         step = st.slider("Step", 0, last, key="step", bind="query-params") if last else 0
     beam_step = result.steps[step]

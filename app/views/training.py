@@ -43,11 +43,11 @@ st.markdown(
     "model's translation (teacher forcing), so every step's map has the same rows and columns "
     "and one colour scale. Early snapshots babble; watch when the heads find their jobs."
 )
-if st.session_state.get("snapshot", steps[-1]) not in steps:  # a step of another model
+if st.session_state.get("snapshot", steps[0]) not in steps:  # a step of another model
     del st.session_state["snapshot"]
 
 
-playing = st.toggle("▶ Play the training", key="train_play")
+playing = lectern.play_toggle("▶ Play the training", "train_play", "snapshot", steps)
 lectern.keys("earlier", "later")
 kind = ui.pick("Attention", list(ATTENTION_KINDS), "kind", format_func=ATTENTION_KINDS.get)
 n_layers, n_heads = getattr(analysis.result.attention, kind).weights.shape[:2]
@@ -62,15 +62,12 @@ with right:
 
 def snapshot_view() -> None:
     if playing:
-        if st.session_state.snapshot == steps[-1]:
-            st.session_state.train_play = False
-            st.rerun()
-        ui.step_through("snapshot", steps, 1)
+        lectern.play_on("snapshot", steps)
     with ui.step_buttons("snapshot", steps, {"earlier": "◀ Earlier", "later": "Later ▶"}):
         step = st.select_slider(
             "Training step",
             steps,
-            value=steps[-1],
+            value=steps[0],  # the first snapshot: Play and the forward keys go from there
             key="snapshot",
             bind="query-params",
             format_func="{:,}".format,

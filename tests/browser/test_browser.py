@@ -138,20 +138,20 @@ def chart_title(page) -> str:
     return page.locator(".js-plotly-plot .gtitle").first.text_content()
 
 
-def test_training_dynamics_steps_back_through_the_snapshots(server, page):
+def test_training_dynamics_steps_through_the_snapshots_from_the_first(server, page):
     page.goto(f"{server}/training?kind=cross")
     page.wait_for_selector(CHART)
-    assert chart_title(page).startswith(f"Step {FINAL_STEP}:")
+    assert chart_title(page).startswith(f"Step {EARLY_STEPS[0]}:")
     # the page's first text follows the banner's sentence and translation
     snapshot_text = page.locator("[data-testid='stMain'] [data-testid='stText']").nth(2)
-    final_translation = snapshot_text.inner_text()
-    earlier = page.get_by_role("button", name="◀ Earlier")
-    for step in reversed(EARLY_STEPS):
-        earlier.click()
+    first_translation = snapshot_text.inner_text()
+    later = page.get_by_role("button", name="Later ▶")
+    for step in (*EARLY_STEPS[1:], FINAL_STEP):
+        later.click()
         wait_for_app(page)
         assert chart_title(page).startswith(f"Step {step}:")
         assert re.search(rf"[?&]snapshot={step}\b", page.url)
-    assert snapshot_text.inner_text() != final_translation
+    assert snapshot_text.inner_text() != first_translation
     assert not page.locator("[data-testid='stException']").count()
 
 

@@ -123,8 +123,49 @@ def test_clicker_keys_step_the_beam_search_and_the_training(server, page):  # no
     page.goto(f"{server}/training?{urlencode({'text': ANIMAL, 'kind': 'cross'})}")
     page.wait_for_selector(CHART)
     wait_for_app(page)
-    assert chart_title(page).startswith(f"Step {FINAL_STEP}:")
-    press(page, "PageUp")
-    assert chart_title(page).startswith(f"Step {EARLY_STEPS[-1]}:")
-    press(page, "ArrowRight")
+    assert chart_title(page).startswith(f"Step {EARLY_STEPS[0]}:")
+    press(page, "PageDown")
+    assert chart_title(page).startswith(f"Step {EARLY_STEPS[1]}:")
+    press(page, "ArrowLeft")
+    assert chart_title(page).startswith(f"Step {EARLY_STEPS[0]}:")
+
+
+WATCH_FOR_ERRORS = """() => {
+    window.errorBoxSeen = false;
+    const seen = () => document.querySelector("[data-testid='stException']");
+    new MutationObserver(() => { window.errorBoxSeen ||= Boolean(seen()); })
+        .observe(document.body, {childList: true, subtree: true});
+}"""
+
+
+def play_at_the_end(tab, play: str, forward: str) -> None:
+    """Press the page's Play toggle, then its forward key, and check that no error box ever
+    appears, even for a moment, and that Play is off again."""
+    from playwright.sync_api import expect
+
+    tab.evaluate(WATCH_FOR_ERRORS)
+    tab.get_by_text(play).click()
+    wait_for_app(tab)
+    toggle = tab.get_by_role("switch", name=play)
+    expect(toggle).not_to_be_checked(timeout=30_000)
+    press(tab, forward)
+    tab.wait_for_timeout(2_000)  # longer than a play's tick: nothing more happens
+    assert not tab.evaluate("window.errorBoxSeen")
+    expect(toggle).not_to_be_checked()
+
+
+def test_play_and_the_keys_at_the_last_step_stop_quietly(server, page, translator):  # noqa: F811
+    last = len(translator.translate(ANIMAL, "de", 4, 0.6, trace=True).steps) - 1
+    assert last > 0
+    page.goto(f"{server}/beam_search?{urlencode({'text': ANIMAL, 'step': last})}")
+    page.wait_for_selector(CHART, timeout=240_000)
+    wait_for_app(page)
+    assert step(page) == last
+    play_at_the_end(page, "Play the search", "PageDown")
+    assert step(page) == last
+
+    page.goto(f"{server}/training?{urlencode({'text': ANIMAL, 'snapshot': FINAL_STEP})}")
+    page.wait_for_selector(CHART)
+    wait_for_app(page)
+    play_at_the_end(page, "Play the training", "ArrowRight")
     assert chart_title(page).startswith(f"Step {FINAL_STEP}:")
