@@ -446,7 +446,8 @@ def term_test_section(record: dict | None) -> list[str]:
         f"when the output starts with it); beam {record['beam_size']}, length penalty "
         f"{record['length_penalty']}. `{record['command']}`",
         "",
-        "| dictionary | pair | terms | alone | in the carrier | carrier kept |",
+        "| dictionary | pair | terms | alone | in the carrier | outputs that start with the "
+        "carrier's translation |",
         "|---|---|---|---|---|---|",
     ]
     lines += [
