@@ -1,0 +1,26 @@
+"""Language leakage counted by the stated rule on a tiny example."""
+
+from train.leakage import leakage_counts, leaked_words
+
+GERMAN = {"die", "maschine", "hat", "sich", "verbessert", "hallo", "berlin", "art"}
+FRENCH = {"la", "machine", "a", "beaucoup", "art", "dans", "ces"}
+
+
+def test_a_word_of_the_other_side_only_and_not_in_the_source_is_a_leak():
+    translation = "La machine a beaucoup verbessert, Hallo Berlin ! L'art"
+    source = "The machine has improved a lot, hello Berlin! Art"
+    # "verbessert" and "hallo": German only; "berlin" is copied from the source; "art" is both
+    assert leaked_words(translation, source, FRENCH, GERMAN) == ["verbessert", "hallo"]
+    assert leaked_words("La machine", "The machine", FRENCH, GERMAN) == []
+
+
+def test_counts_are_sentences_with_a_leak_words_and_the_most_frequent():
+    translations = ["La machine verbessert.", "Hallo, hallo !", "La machine."]
+    sources = ["The machine improved.", "Hello, hello!", "The machine."]
+    counts = leakage_counts(translations, sources, FRENCH, GERMAN)
+    assert counts == {
+        "sentences": 3,
+        "sentences_with_leak": 2,
+        "words": 3,
+        "most_frequent": ["hallo 2", "verbessert 1"],
+    }

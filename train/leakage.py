@@ -1,0 +1,133 @@
+"""Language leakage: German words in French translations, and French words in German ones.
+
+    python -m train.leakage --model pretrained/en-de-fr                  # print JSON
+    python -m train.leakage --model pretrained/en-de-fr --card pretrained/en-de-fr
+
+The rule: a word of a translation into one language (a run of letters, case folded) is a word of
+the other language when it occurs in the other language's side of the training sentences (the
+default mixture's corpora: Tatoeba, Multi30k train, general), never in its own language's side,
+and not in the English source sentence (a name copied from the source is no leak). FLORES-200
+devtest is translated with beam 4, length penalty 0.6; its human references are counted by the
+same rule, as the rule's own false alarms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import torch
+
+from core.files.model_dir import ModelDir
+from core.text.tokenizer import LANGUAGES
+from core.translator import DEFAULT_MODEL, Translator
+from train.card import write_card
+from train.data import default_data_dir, flores_devtest, load_corpus
+
+WORD = re.compile(r"[^\W\d_]+")  # a run of letters
+BEAM_SIZE, LENGTH_PENALTY = 4, 0.6
+SHOWN = 10  # the most frequent leaked words a count lists
+
+
+def words(text: str) -> list[str]:
+    return [word.casefold() for word in WORD.findall(text)]
+
+
+def training_vocabularies(data_dir: Path, limit: int | None = None) -> dict[str, set[str]]:
+    """Each target language's words in the training sentences of the default mixture."""
+    vocabularies: dict[str, set[str]] = {language: set() for language in LANGUAGES}
+    for example in load_corpus(data_dir, limit=limit).train:
+        vocabularies[example.target].update(words(example.target_text))
+    return vocabularies
+
+
+def leaked_words(translation: str, source: str, own: set[str], other: set[str]) -> list[str]:
+    """The translation's words of the other language, by the rule above."""
+    copied = set(words(source))
+    return [w for w in words(translation) if w in other and w not in own and w not in copied]
+
+
+def leakage_counts(
+    translations: list[str], sources: list[str], own: set[str], other: set[str]
+) -> dict:
+    """How many of the translations hold a word of the other language, how many such words
+    there are, and the most frequent."""
+    leaks = [leaked_words(t, s, own, other) for t, s in zip(translations, sources)]
+    counts = Counter(word for leak in leaks for word in leak)
+    return {
+        "sentences": len(translations),
+        "sentences_with_leak": sum(bool(leak) for leak in leaks),
+        "words": sum(counts.values()),
+        "most_frequent": [f"{word} {n}" for word, n in counts.most_common(SHOWN)],
+    }
+
+
+def leakage_record(translator: Translator, data_dir: Path, limit: int | None, command: str):
+    """card.json's ``leakage``: per target language, the counts in the model's FLORES devtest
+    translations and in the references."""
+    vocabularies = training_vocabularies(data_dir)
+    results = []
+    for target in sorted(LANGUAGES):
+        other = next(language for language in LANGUAGES if language != target)
+        sources, references = (lines[:limit] for lines in flores_devtest(data_dir, target))
+        outputs = translator.translate_batch(sources, target, BEAM_SIZE, LENGTH_PENALTY)
+        own, foreign = vocabularies[target], vocabularies[other]
+        results.append(
+            {
+                "pair": f"en-{target}",
+                "words_of": other,
+                "translations": leakage_counts(outputs, sources, own, foreign),
+                "references": leakage_counts(references, sources, own, foreign),
+            }
+        )
+    return {
+        "command": command,
+        "test_set": "FLORES-200 devtest",
+        "beam_size": BEAM_SIZE,
+        "length_penalty": LENGTH_PENALTY,
+        "results": results,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m train.leakage", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--model", type=Path, default=DEFAULT_MODEL, help=f"model folder (default {DEFAULT_MODEL})"
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, default=default_data_dir(), help="corpora folder, as for training"
+    )
+    parser.add_argument(
+        "--card", type=Path, help="model folder whose card gets the counts (default: print only)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads for the translations (default 1)"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="count the first 10 FLORES sentences per language only, and write no card",
+    )
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    command = "python -m train.leakage " + " ".join(argv if argv is not None else sys.argv[1:])
+    translator = Translator.load(args.model)
+    limit = 10 if args.dry_run else None
+    record = leakage_record(translator, args.data_dir, limit, command.strip())
+    print(json.dumps(record, ensure_ascii=False, indent=1))
+    if args.card and not args.dry_run:
+        model_dir = ModelDir(args.card)
+        card = model_dir.read_card()
+        card["leakage"] = record
+        write_card(model_dir, card)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
