@@ -1,5 +1,11 @@
 """Language leakage counted by the stated rule on a tiny example."""
 
+import json
+
+import pytest
+
+from train import leakage
+from train.data import default_data_dir
 from train.leakage import leakage_counts, leaked_words
 
 GERMAN = {"die", "maschine", "hat", "sich", "verbessert", "hallo", "berlin", "art"}
@@ -24,3 +30,15 @@ def test_counts_are_sentences_with_a_leak_words_and_the_most_frequent():
         "words": 3,
         "most_frequent": ["hallo 2", "verbessert 1"],
     }
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (default_data_dir() / "flores").is_dir(), reason="needs ../shared/data")
+def test_the_dry_run_counts_ten_flores_sentences_each_way_on_the_shipped_model(capsys):
+    assert leakage.main(["--dry-run"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [(r["pair"], r["words_of"]) for r in record["results"]] == [
+        ("en-de", "fr"),
+        ("en-fr", "de"),
+    ]
+    assert all(r["translations"]["sentences"] == 10 for r in record["results"])

@@ -1,6 +1,8 @@
 """The term test: held-out terms drawn reproducibly, a sense found as whole words, the carrier's
 own words never counted as the term's."""
 
+import json
+
 import pytest
 
 from tests.training import write_gz
@@ -101,3 +103,18 @@ def test_the_committed_held_out_file_is_the_one_the_seed_draws(tmp_path):
     drawn = tmp_path / "held_out.tsv"
     term_test.write_held_out(default_data_dir(), drawn)
     assert read_lines(drawn) == read_lines(term_test.HELD_OUT_TERMS)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (default_data_dir() / "dictionary").is_dir(), reason="needs ../shared/data/dictionary"
+)
+def test_the_dry_run_scores_five_terms_of_each_dictionary_on_the_shipped_model(capsys):
+    assert term_test.main(["--dry-run"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [(r["dictionary"], r["terms"]) for r in record["results"]] == [
+        ("ding-terms", 5),
+        ("freedict-terms", 5),
+    ]
+    assert record["command"] == "python -m train.term_test --dry-run"
+    assert all(0 <= r["alone"] <= 1 and 0 <= r["carrier"] <= 1 for r in record["results"])
