@@ -375,7 +375,7 @@ def mixture_text(recipe: dict) -> str:
             if key.startswith(f"{corpus}.")
         ]
         parts.append(text + (f" ({', '.join(overrides)})" if overrides else ""))
-    held_out = f"; no row of the term test's held-out terms ({HELD_OUT_TERMS.name})"
+    held_out = f"; the term test's held-out terms left out (train/{HELD_OUT_TERMS.name})"
     return ", ".join(parts) + (held_out if dictionaries else "")
 
 

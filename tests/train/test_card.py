@@ -165,7 +165,9 @@ def test_the_mixture_line_names_a_dictionary_only_when_the_run_trained_on_it():
     recipe = {"mixture": shipped + ",ding-sentences=1,ding-terms=0.05"}
     line = card.mixture_text(recipe)
     assert line.startswith("tatoeba 1, multi30k 6, general 3 (en-fr 2), ding-sentences 1, ")
-    assert "ding-terms 0.05; no row of the term test's held-out terms" in line
+    assert line.endswith(
+        "ding-terms 0.05; the term test's held-out terms left out (train/held_out_terms.tsv)"
+    )
     assert "freedict" not in line
     named = card.trained_dictionaries(recipe)
     assert [d["pairs"] for d in named] == [21478, 357405]
