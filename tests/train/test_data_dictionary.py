@@ -50,7 +50,12 @@ def data_dirs(tmp_path_factory):
     )
     write_gz(
         with_dictionaries / DICTIONARY_FILES["freedict-terms"]["fr"],
-        ["horse\tcheval", f"{freedict[0]}\tsecret", f"{freedict[1]}\tmystère", f"{ding[0]}\tsecret"],
+        [
+            "horse\tcheval",
+            f"{freedict[0]}\tsecret",
+            f"{freedict[1]}\tmystère",
+            f"{ding[0]}\tsecret",
+        ],
     )
     return plain, with_dictionaries
 
