@@ -27,7 +27,7 @@ def pe_dimension_order(d_model: int, order: str, layout: str) -> np.ndarray:
     blocks, every sine, then every cosine (Marian's layout as computed)."""
     waves = [wave(d, d_model, layout) for d in range(d_model)]
 
-    def drawn_at(d: int) -> tuple:
+    def drawn_at(d: int) -> tuple[int, int]:
         is_cosine, two_i = waves[d].function == "cos", waves[d].two_i
         return (is_cosine, two_i) if order == "blocks" else (two_i, is_cosine)
 
