@@ -196,10 +196,12 @@ class Translator:
         weights: str = MODEL_FILE,
         fast: bool = True,
     ) -> Translator:
-        """Load a model directory (core/files/model_dir.py); default: the shipped model. ``weights``
-        names another model file of the directory, such as a snapshot (Snapshot.weights), read
-        with the directory's vocabulary and card; ``fast``: see :class:`Translator`. A folder
-        that is no model directory is a core.files.model_dir.NotAModelDir (an InputError)."""
+        """Load a model directory (core/files/model_dir.py); default: the shipped model. ``device``:
+        where the model computes (core.device.resolve_device turns a person's choice into one).
+        ``weights`` names another model file of the directory, such as a snapshot
+        (Snapshot.weights), read with the directory's vocabulary and card; ``fast``: see
+        :class:`Translator`. A folder that is no model directory is a
+        core.files.model_dir.NotAModelDir (an InputError)."""
         directory = open_model_dir(DEFAULT_MODEL if path is None else path)
         return cls(*directory.load(weights, device), fast)
 
