@@ -164,8 +164,8 @@ class Translator:
     fast=True (the default) computes on :class:`core.model.engine.Engine`, which runs the model's
     weights with less overhead and gives the same translations, beam steps and attention (within
     5e-5, tests/core/test_engine.py); whenever the engine cannot stand for the model (an
-    intervention from core/inspection/ablation.py, training mode), the model computes. fast=False:
-    always the readable model of core/model/transformer.py.
+    intervention from core/inspection/ablation.py, training mode, a model on a GPU), the model
+    computes. fast=False: always the readable model of core/model/transformer.py.
     """
 
     def __init__(
