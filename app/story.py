@@ -10,8 +10,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.display import ATTENTION_KINDS, SENTENCEPIECE_WORD_START, WORD_START
-from core.inspection.head_focus import HeadFocus, rank_heads
-from core.inspection.head_statistics import EOS
+from core.inspection.head_focus import (
+    END,
+    FARTHER,
+    ITSELF,
+    NEXT,
+    PREVIOUS,
+    TAG,
+    HeadFocus,
+    RowProfile,
+    rank_heads,
+    relation,
+    row_profile,
+    row_profiles,
+)
+from core.inspection.head_statistics import sentence_roles
 from core.inspection.labelled_attention import LabelledAttention
 from core.text.words import is_special_piece
 
@@ -76,8 +89,15 @@ ANTECEDENTS = {
     "The animal didn't cross the street because it was too tired.": "animal",
     "The trophy didn't fit into the suitcase because it was too big.": "trophy",
 }
-FARTHER = "a word farther away"
-STRONGEST_SHOWN = 3  # heads named in the reveal, the strongest first
+STRONGEST_SHOWN = 3  # heads in the reveal's table, the strongest first
+SHARE_COLUMNS = {  # the relations of core.inspection.head_focus, as the table's columns
+    ITSELF: "itself",
+    PREVIOUS: "previous word",
+    NEXT: "next word",
+    END: "</s>",
+    TAG: "language tag",
+    FARTHER: "farther words",
+}
 
 
 def has_question(words: LabelledAttention) -> bool:
@@ -97,7 +117,8 @@ def question_word(words: LabelledAttention) -> int:
 
 
 def answer(words: LabelledAttention, query: int) -> HeadFocus:
-    """The head with the strongest focus on another word for ``query``: the reveal."""
+    """The head with the strongest focus on another word for ``query``: the answer to the
+    question, which asks for a word other than the query's own."""
     return rank_heads(words, query, skip_self=True)[0]
 
 
@@ -106,104 +127,183 @@ def head_for(words: LabelledAttention, query: int, key: int) -> HeadFocus:
     return rank_heads(words, query, key=key)[0]
 
 
-def relation(labels: Sequence[str], query: int, key: int) -> str:
-    """What a head whose top word for ``query`` is ``key`` looks at, in words: the previous or
-    the next word, the language tag, the end of the sentence (</s>), else FARTHER."""
-    if key == query - 1:
-        return "the previous word"
-    if key == query + 1:
-        return "the next word"
-    if labels[key] == EOS:
-        return "the end of the sentence"
-    if is_special_piece(labels[key]):
-        return "the language tag"
-    return FARTHER
+def named(words: LabelledAttention, key: int, what: str) -> str:
+    """A key with what it is to the query (a relation of core.inspection.head_focus): "“because”,
+    the previous word", "“it” itself", "“street”" (a word farther away says nothing more)."""
+    label = f"“{position_name(words.key_labels, key)}”"
+    if what == ITSELF:
+        return f"{label} itself"
+    return label if what == FARTHER else f"{label}, {what}"
 
 
-def described(words: LabelledAttention, query: int, found: HeadFocus) -> str:
-    """One head's focus for the reveal: 'layer 2, head 2: 97% on “because”, the previous word'."""
-    where = relation(words.key_labels, query, found.key)
-    label = position_name(words.key_labels, found.key)
-    what = f"a link to “{label}”" if where == FARTHER else where
-    return (
-        f"layer {found.layer + 1}, head {found.head + 1}: {found.weight:.0%} on “{label}”, {what}"
+def top_word(words: LabelledAttention, profile: RowProfile) -> str:
+    """A head's top word for the query, named as :func:`named` does."""
+    return named(words, profile.top, profile.top_relation)
+
+
+def reveal_text(words: LabelledAttention, query: int, guess: int) -> str:
+    """The answer to the question, and the most any head puts on the audience's guess, each head
+    told with its top word over its whole row, the query's own word included."""
+    word = words.query_labels[query]
+    top = answer(words, query)
+    top_profile = row_profile(words, query, top.layer, top.head)
+    said = (
+        f"{'Right' if guess == top.key else 'Not quite'}: of the words other than “{word}”, the "
+        f"most any head puts on one is {top.weight:.0%}: encoder layer {top.layer + 1}, head "
+        f"{top.head + 1}, on {named(words, top.key, relation(words.key_labels, query, top.key))}"
     )
+    if top_profile.top != top.key:
+        said += f" (its top word is {top_word(words, top_profile)}, {top_profile.weight:.0%})"
+    return f"{said}. {most_on(words, query, guess, 'your')}"
 
 
-def strongest(words: LabelledAttention, query: int) -> str:
-    """The STRONGEST_SHOWN strongest heads for ``query`` (its own position left out), each with
-    what it looks at."""
-    ranked = rank_heads(words, query, skip_self=True)[:STRONGEST_SHOWN]
-    return "; ".join(described(words, query, found) for found in ranked)
+def most_on(words: LabelledAttention, query: int, key: int, whose: str = "") -> str:
+    """The most weight any head puts on ``key`` for ``query``, and that head's own top word when
+    it is another: "The most weight any head puts on your “animal” is 13% (layer 3, head 7, whose
+    top word is “street”, 16%)"."""
+    best = head_for(words, query, key)
+    profile = row_profile(words, query, best.layer, best.head)
+    label = position_name(words.key_labels, key)
+    head = f"layer {best.layer + 1}, head {best.head + 1}"
+    if profile.top == key:
+        where = f"{head}, its top word"
+    else:
+        where = f"{head}, whose top word is {top_word(words, profile)}, {profile.weight:.0%}"
+    mine = f"{whose} " if whose else ""
+    return f"The most weight any head puts on {mine}“{label}” is {best.weight:.0%} ({where})."
+
+
+def strongest(words: LabelledAttention, query: int) -> list[RowProfile]:
+    """The STRONGEST_SHOWN heads with the largest top weight for ``query``, its own word
+    included, the strongest first."""
+    return sorted(row_profiles(words, query), key=lambda profile: -profile.weight)[:STRONGEST_SHOWN]
+
+
+def strongest_table(words: LabelledAttention, query: int) -> list[dict[str, str]]:
+    """The strongest heads as table rows: the head, its role over the whole sentence (the Heads
+    lab's), its top word and its weight, and the weight of its row on each relation."""
+    roles = sentence_roles(words, self_attention=True)
+    heads = words.weights.shape[1]
+    rows = []
+    for profile in strongest(words, query):
+        role = roles[profile.layer * heads + profile.head]
+        row = {
+            "head": f"layer {profile.layer + 1}, head {profile.head + 1}",
+            "role in this sentence": role.label,
+            "top word": top_word(words, profile),
+            "its weight": f"{profile.weight:.0%}",
+        }
+        row |= {
+            column: f"{profile.shares[name]:.0%}"
+            for name, column in SHARE_COLUMNS.items()
+            if name in profile.shares
+        }
+        rows.append(row)
+    return rows
 
 
 def jobs(words: LabelledAttention, query: int) -> str:
-    """How many heads do which job for ``query``, the most common first: "Of its 48 heads, 20
-    look at the previous word, 8 at the next word and 13 at a word farther away (“street” 3,
-    ...)"."""
-    ranked = rank_heads(words, query, skip_self=True)
-    kinds = Counter(relation(words.key_labels, query, found.key) for found in ranked)
+    """How many heads look most at what, for ``query``, its own word included, the most common
+    first: "Of its 48 heads, 17 look most at the previous word, 9 at the next word, 6 at itself
+    and 8 at a word farther away (“street” 3, ...)"."""
+    profiles = row_profiles(words, query)
+    kinds = Counter(profile.top_relation for profile in profiles)
     farther = Counter(
-        position_name(words.key_labels, found.key)
-        for found in ranked
-        if relation(words.key_labels, query, found.key) == FARTHER
+        position_name(words.key_labels, profile.top)
+        for profile in profiles
+        if profile.top_relation == FARTHER
     )
     parts = []
     for i, (kind, count) in enumerate(kinds.most_common()):
-        verb = ("looks at" if count == 1 else "look at") if i == 0 else "at"
+        verb = ("looks most at" if count == 1 else "look most at") if i == 0 else "at"
         part = f"{count} {verb} {kind}"
         if kind == FARTHER:
             part += " (" + ", ".join(f"“{word}” {n}" for word, n in farther.most_common()) + ")"
         parts.append(part)
     listed = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
-    return f"Of its {len(ranked)} heads, {listed}."
+    return f"Of its {len(profiles)} heads, {listed}."
+
+
+def antecedent_of(words: LabelledAttention, sentence: str) -> int | None:
+    """The position of the word the pronoun of a classic coreference sentence stands for
+    (ANTECEDENTS), None for any other sentence."""
+    antecedent = ANTECEDENTS.get(sentence.strip())
+    return words.key_labels.index(antecedent) if antecedent in words.key_labels else None
 
 
 def coreference(words: LabelledAttention, query: int, sentence: str) -> str | None:
-    """Whether any head links the pronoun ``query`` to the word it stands for (ANTECEDENTS),
-    said plainly: the heads whose top word it is, with their weights, or that none does and the
-    most weight any head puts on it. None where the story does not know that word."""
-    antecedent = ANTECEDENTS.get(sentence.strip())
-    if antecedent not in words.key_labels:
+    """Whether any head links the pronoun ``query`` to the word it stands for (ANTECEDENTS): the
+    heads whose top word it is over the whole row, the pronoun's own word included, with their
+    weights; else that none does, the heads in which it would be the top word were the pronoun
+    left out, and the most weight any head puts on it. None where the story does not know that
+    word."""
+    key = antecedent_of(words, sentence)
+    if key is None:
         return None
-    key = words.key_labels.index(antecedent)
-    pronoun = words.query_labels[query]
-    total = words.weights.shape[0] * words.weights.shape[1]
-    linking = [found for found in rank_heads(words, query, skip_self=True) if found.key == key]
-    if not linking:
-        best = head_for(words, query, key)
-        return (
-            f"No head links “{pronoun}” to “{antecedent}”, the word it stands for: in none of "
-            f"the {total} is it the top word. The most weight any head puts on it is "
-            f"{best.weight:.0%} (layer {best.layer + 1}, head {best.head + 1})."
+    pronoun, antecedent = words.query_labels[query], words.key_labels[key]
+    profiles = row_profiles(words, query)
+    stands_for = f"“{pronoun}” to “{antecedent}”, the word it stands for"
+    linking = [profile for profile in profiles if profile.top == key]
+    if linking:
+        heads = ", ".join(
+            f"layer {p.layer + 1}, head {p.head + 1} with {p.weight:.0%}" for p in linking
         )
-    heads = ", ".join(
-        f"layer {found.layer + 1}, head {found.head + 1} with {found.weight:.0%}"
-        for found in linking
+        count = "One head" if len(linking) == 1 else f"{len(linking)} heads"
+        verb = "links" if len(linking) == 1 else "link"
+        return f"{count} of {len(profiles)} {verb} {stands_for}: {heads} of its weight."
+    said = (
+        f"No head links {stands_for}: in none of the {len(profiles)} is it the top word of "
+        f"“{pronoun}”'s row, “{pronoun}” itself included."
     )
-    count = "One head" if len(linking) == 1 else f"{len(linking)} heads"
-    verb = "links" if len(linking) == 1 else "link"
-    return (
-        f"{count} of {total} {verb} “{pronoun}” to “{antecedent}”, the word it stands for: "
-        f"{heads} of its weight."
-    )
+    behind_self = [found for found in rank_heads(words, query, skip_self=True) if found.key == key]
+    if behind_self:
+        heads = ", ".join(
+            f"layer {found.layer + 1}, head {found.head + 1} ({found.weight:.0%}, with "
+            f"{words.weights[found.layer, found.head, query, query]:.0%} on “{pronoun}” itself)"
+            for found in behind_self
+        )
+        said += f" Only with “{pronoun}” left out is it the top word: {heads}."
+    return f"{said} {most_on(words, query, key)}"
 
 
-def shown_head(words: LabelledAttention, query: int, sentence: str) -> HeadFocus:
+def shown_head(words: LabelledAttention, query: int, sentence: str) -> RowProfile:
     """The head the reveal draws: the strongest that links the pronoun to the word it stands
-    for, where one does, else the strongest head."""
-    antecedent = ANTECEDENTS.get(sentence.strip())
-    ranked = rank_heads(words, query, skip_self=True)
-    linking = [found for found in ranked if words.key_labels[found.key] == antecedent]
-    return (linking or ranked)[0]
+    for, where one does; else the one that puts the most weight on that word; else the strongest
+    head (its top weight, its own word included)."""
+    key = antecedent_of(words, sentence)
+    profiles = sorted(row_profiles(words, query), key=lambda profile: -profile.weight)
+    linking = [profile for profile in profiles if profile.top == key]
+    if linking or key is None:
+        return (linking or profiles)[0]
+    best = head_for(words, query, key)
+    return row_profile(words, query, best.layer, best.head)
+
+
+def map_title(words: LabelledAttention, query: int, shown: RowProfile, sentence: str) -> str:
+    """What the reveal's map shows for ``query`` in head ``shown``: a link to the word the
+    pronoun stands for only where that is the row's top word; else its top word, and the weight
+    on that word where the head was drawn for it."""
+    word = words.query_labels[query]
+    key = antecedent_of(words, sentence)
+    if shown.top == key:
+        return f"“{word}” → links “{word}” to “{words.key_labels[key]}”"
+    title = f"“{word}” → {top_word(words, shown)} ({shown.weight:.0%})"
+    if key is not None:
+        title += (
+            f"; “{words.key_labels[key]}” {words.weights[shown.layer, shown.head, query, key]:.0%}"
+        )
+    return title
 
 
 def head_votes(words: LabelledAttention, query: int) -> list[tuple[str, int]]:
-    """For ``query``, how many heads look most at each other word (its own position left out),
-    the most chosen first: one strong head can disagree with most of the others. Votes count by
-    position; a word that occurs twice is named with its position ("the @5") in both places."""
-    votes = Counter(found.key for found in rank_heads(words, query, skip_self=True))
-    return [(position_name(words.key_labels, key), count) for key, count in votes.most_common()]
+    """For ``query``, how many heads look most at each word, its own included (named "it
+    (itself)"), the most chosen first: every head votes once. Votes count by position; a word
+    that occurs twice is named with its position ("the @5") in both places."""
+    votes = Counter(profile.top for profile in row_profiles(words, query))
+    return [
+        (position_name(words.key_labels, key) + (" (itself)" if key == query else ""), count)
+        for key, count in votes.most_common()
+    ]
 
 
 def position_name(labels: Sequence[str], position: int) -> str:

@@ -13,22 +13,21 @@ from app.figures.heatmaps import attention_map, with_masked_cells
 from app.figures.positional import positional_heatmap
 from app.figures.tokens import token_chips
 from app.story import (
-    FARTHER,
     STEPS,
     alignment,
-    answer,
     coreference,
     has_question,
-    head_for,
     head_votes,
     jobs,
     largest_masked_weight,
+    map_title,
     position_name,
     question_word,
-    relation,
+    reveal_text,
     shown_head,
-    strongest,
+    strongest_table,
 )
+from core.inspection.head_statistics import POSITIONAL_THRESHOLD
 from core.inspection.labelled_attention import LabelledAttention
 
 
@@ -52,27 +51,23 @@ def reveal(words: LabelledAttention, sentence: str) -> None:
     if guess is None:
         return
     answers[(sentence, word)] = guess
-    top, yours = answer(words, query), head_for(words, query, guess)
-    top_word, your_word = (position_name(words.key_labels, key) for key in (top.key, guess))
-    job = relation(words.key_labels, query, top.key)
-    st.info(
-        f"{'Right' if guess == top.key else 'Not quite'}: its strongest head, encoder layer "
-        f"{top.layer + 1}, head {top.head + 1}, puts {top.weight:.0%} of “{word}”'s attention on "
-        f"“{top_word}”{'' if job == FARTHER else f', {job}'}. The head that looks most at your "
-        f"“{your_word}” is layer {yours.layer + 1}, head {yours.head + 1}, with {yours.weight:.0%}."
-    )
+    st.info(reveal_text(words, query, guess))
     linked = coreference(words, query, sentence)
     if linked is not None:
         (st.warning if linked.startswith("No head") else st.success)(linked)
-    st.info(f"The strongest heads: {strongest(words, query)}. {jobs(words, query)}")
+    st.markdown(f"**The strongest heads** for “{word}”, each over its whole row:")
+    ui.table(strongest_table(words, query))
+    st.caption(
+        "Role in this sentence: the Heads lab's, over every word's row (a previous-, own- or "
+        "next-word head puts its top weight on that neighbour in at least "
+        f"{POSITIONAL_THRESHOLD:.0%} of them). The shares add up to the row's 100%. "
+        f"{jobs(words, query)}"
+    )
     ui.chart(vote_bars(head_votes(words, query), word), "story-votes")
     shown = shown_head(words, query, sentence)
-    what = relation(words.key_labels, query, shown.key)
-    if what == FARTHER:
-        what = f"links “{word}” to “{position_name(words.key_labels, shown.key)}”"
     title = (
         f"{ATTENTION_KINDS['encoder']}, layer {shown.layer + 1}, head {shown.head + 1}: "
-        f"“{word}” → {what}"
+        f"{map_title(words, query, shown, sentence)}"
     )
     caption = ui.sentence_caption(
         kind="encoder", layer=shown.layer + 1, head=shown.head + 1, word=word

@@ -8,7 +8,9 @@ attention ("encoder", "decoder", "cross") it holds
 - every statistic of :func:`core.inspection.head_statistics.head_statistics`, averaged over the
   sentences by
   :func:`core.inspection.head_statistics.mean_over_sentences` (each sentence counts the same), on
-  the attention of each sentence's own beam translation;
+  the attention of each sentence's own beam translation, read as the Story and the Heads lab read
+  a head (:func:`core.inspection.head_statistics.role_attention`: in words, the decoder in
+  pieces);
 - the mean head importance: :func:`core.inspection.ablation.head_importance` on that translation,
   the drop in its log-probability (nats, summed over the output tokens) when one head alone is
   switched off
@@ -64,7 +66,7 @@ from core.inspection.ablation import (
     head_importance,
     intervened_translator,
 )
-from core.inspection.head_statistics import mean_over_sentences
+from core.inspection.head_statistics import mean_over_sentences, role_attention
 from core.scoring import score_translations
 from core.translator import InputError, Translator
 
@@ -180,17 +182,18 @@ def read_sentences(
     alpha: float,
     progress: Progress,
 ) -> tuple[list[str], dict[str, list], dict[str, list[np.ndarray]]]:
-    """Translate each sentence, and keep, per kind, its attention (weights (L, H, Q, K), key
-    labels) and its head importance (L, H): (translations, attention, importance)."""
+    """Translate each sentence, and keep, per kind, its attention as heads are read (weights
+    (L, H, Q, K), key labels) and its head importance (L, H): (translations, attention,
+    importance)."""
     texts: list[str] = []
     attention: dict[str, list] = {kind: [] for kind in KINDS}
     importance: dict[str, list[np.ndarray]] = {kind: [] for kind in KINDS}
     for pair in pairs:
         result = translator.translate(pair.source, pair.target, beam_size, alpha)
         texts.append(result.text)
-        traced = translator.trace(result).attention  # the same output, teacher-forced
+        traced = translator.trace(result)  # the same output, teacher-forced
         for kind in KINDS:
-            kind_attention = getattr(traced, kind)
+            kind_attention = role_attention(traced.attention, traced.word_attention, kind)
             attention[kind].append((kind_attention.weights, kind_attention.key_labels))
             importance[kind].append(head_importance(translator, result, kind))
         progress("statistics and importance")

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from app import story
+from core.inspection.head_focus import relation
+from core.inspection.head_statistics import sentence_roles
 from core.inspection.labelled_attention import LabelledAttention
 from tests.conftest import chart_specs, plotted
 
@@ -36,34 +38,31 @@ def test_the_prediction_is_revealed_from_the_models_attention(app, translator):
     found = story.answer(words, query)
     at.radio(key="guess-it").set_value(found.key).run()
     assert not at.exception
-    assert at.info[0].value.startswith("Right: its strongest head, encoder layer")
-    assert f"{found.weight:.0%}" in at.info[0].value
+    assert at.info[0].value == story.reveal_text(words, query, found.key)
+    assert at.info[0].value.startswith("Right: of the words other than “it”, the most")
 
     animal = words.key_labels.index("animal")
     at.radio(key="guess-it").set_value(animal).run()
-    best_case = story.head_for(words, query, animal)
     revealed = at.info[0].value
+    assert revealed == story.reveal_text(words, query, animal)
     assert revealed.startswith("Not quite") or found.key == animal
-    assert f"layer {best_case.layer + 1}, head {best_case.head + 1}, with" in revealed
-    assert f"{best_case.weight:.0%}" in revealed
 
 
-def test_the_votes_count_every_head_once_by_its_top_other_word(translator):
+def test_the_votes_count_every_head_once_by_its_top_word_itself_included(translator):
     words = translator.translate(ANIMAL, "de", 4, 0.6, trace=True).word_attention.encoder
     query = story.question_word(words)
     votes = story.head_votes(words, query)
     layers, heads = words.weights.shape[:2]
     assert sum(count for _, count in votes) == layers * heads
     assert [count for _, count in votes] == sorted((count for _, count in votes), reverse=True)
-    others = words.weights[:, :, query, :].copy()
-    others[:, :, query] = -1.0
-    tops = [int(key) for key in others.argmax(axis=-1).ravel()]
-    named = {story.position_name(words.key_labels, key): tops.count(key) for key in set(tops)}
+    tops = [int(key) for key in words.weights[:, :, query, :].argmax(axis=-1).ravel()]
+    named = {
+        story.position_name(words.key_labels, key) + (" (itself)" if key == query else ""): (
+            tops.count(key)
+        )
+        for key in set(tops)
+    }
     assert dict(votes) == named
-    animal = words.key_labels.index("animal")
-    assert story.head_for(words, query, animal).weight == pytest.approx(
-        float(words.weights[:, :, query, animal].max())
-    )
 
 
 def test_a_word_that_occurs_twice_is_named_by_its_position():
@@ -107,56 +106,114 @@ def test_the_decoding_step_says_when_the_search_is_greedy(app):
 
 LABELS = ["<2de>", "The", "animal", "left", "because", "it", "was", "tired.", "</s>"]
 IT = LABELS.index("it")
+LAST = LABELS.index("tired.")
 
 
-def heads_looking_at(*keys: int) -> LabelledAttention:
-    """Word attention of one layer whose head h puts 0.7 of the weight of every row on
+def heads_looking_at(*keys: int, on_key: float = 0.7) -> LabelledAttention:
+    """Word attention of one layer whose head h puts ``on_key`` of the weight of every row on
     ``keys[h]`` (the rest on the row's own word)."""
     n = len(LABELS)
     weights = np.zeros((1, len(keys), n, n))
     for head, key in enumerate(keys):
-        weights[0, head, :, key] = 0.7
-        weights[0, head, np.arange(n), np.arange(n)] += 0.3
+        weights[0, head, :, key] = on_key
+        weights[0, head, np.arange(n), np.arange(n)] += 1 - on_key
     return LabelledAttention(weights, LABELS, LABELS)
 
 
-def test_each_heads_job_is_named_in_words():
-    assert [story.relation(LABELS, IT, key) for key in (4, 6, 0, 8, 2)] == [
+def test_each_key_is_named_by_what_it_is_to_the_word():
+    assert [relation(LABELS, IT, key) for key in (5, 4, 6, 0, 8, 2)] == [
+        "itself",
         "the previous word",
         "the next word",
         "the language tag",
         "the end of the sentence",
         story.FARTHER,
     ]
+    # </s> follows the last word, but it is the end of the sentence, not the next word
+    assert relation(LABELS, LAST, LABELS.index("</s>")) == "the end of the sentence"
+
+
+def test_the_jobs_count_every_head_by_its_top_word_itself_included():
     words = heads_looking_at(4, 4, 6, 8, 2)
     assert story.jobs(words, IT) == (
-        "Of its 5 heads, 2 look at the previous word, 1 at the next word, 1 at the end of the "
-        "sentence and 1 at a word farther away (“animal” 1)."
+        "Of its 5 heads, 2 look most at the previous word, 1 at the next word, 1 at the end of "
+        "the sentence and 1 at a word farther away (“animal” 1)."
     )
-    assert story.strongest(words, IT).startswith(
-        "layer 1, head 1: 70% on “because”, the previous word; layer 1, head 2: 70%"
-    )
+    on_itself = heads_looking_at(4, 6, on_key=0.3)  # 0.7 on the word itself
+    assert story.jobs(on_itself, IT) == "Of its 2 heads, 2 look most at itself."
+
+
+def test_the_strongest_heads_table_reads_each_heads_whole_row():
+    words = heads_looking_at(4, 2, 8)
+    words.weights[0, 2, IT] = [0.05, 0, 0.05, 0, 0.1, 0.2, 0.1, 0, 0.5]  # head 3: 50% on </s>
+    table = story.strongest_table(words, IT)
+    assert [row["head"] for row in table] == [
+        "layer 1, head 1",
+        "layer 1, head 2",
+        "layer 1, head 3",
+    ]
+    assert table[0] | {"role in this sentence": ""} == {
+        "head": "layer 1, head 1",
+        "role in this sentence": "",
+        "top word": "“because”, the previous word",
+        "its weight": "70%",
+        "itself": "30%",
+        "previous word": "70%",
+        "next word": "0%",
+        "</s>": "0%",
+        "language tag": "0%",
+        "farther words": "0%",
+    }
+    assert table[1]["top word"] == "“animal”"
+    assert [
+        table[2][column] for column in ("top word", "itself", "language tag", "farther words")
+    ] == [
+        "“</s>”, the end of the sentence",
+        "20%",
+        "5%",
+        "5%",  # animal
+    ]
+    roles = sentence_roles(words, self_attention=True)
+    assert [row["role in this sentence"] for row in table] == [role.label for role in roles]
 
 
 def test_the_story_says_which_head_links_it_to_the_word_it_stands_for():
-    sentence = "The animal didn't cross the street because it was too tired."
     words = heads_looking_at(4, 2, 6)
-    assert story.coreference(words, IT, sentence) == (
+    assert story.coreference(words, IT, ANIMAL) == (
         "One head of 3 links “it” to “animal”, the word it stands for: layer 1, head 2 with "
         "70% of its weight."
     )
-    assert (story.shown_head(words, IT, sentence).head, story.shown_head(words, IT, "").head) == (
+    assert (story.shown_head(words, IT, ANIMAL).head, story.shown_head(words, IT, "").head) == (
         1,
         0,
     )
+    assert story.map_title(words, IT, story.shown_head(words, IT, ANIMAL), ANIMAL) == (
+        "“it” → links “it” to “animal”"
+    )
+
+
+def test_a_head_whose_top_word_is_it_itself_does_not_link_it():
+    """The issue's layer 3, head 6: more weight on "it" itself than on "animal"."""
+    words = heads_looking_at(2, 4, on_key=0.3)  # 0.3 on animal / because, 0.7 on it
+    said = story.coreference(words, IT, ANIMAL)
+    assert said == (
+        "No head links “it” to “animal”, the word it stands for: in none of the 2 is it the top "
+        "word of “it”'s row, “it” itself included. Only with “it” left out is it the top word: "
+        "layer 1, head 1 (30%, with 70% on “it” itself). The most weight any head puts on "
+        "“animal” is 30% (layer 1, head 1, whose top word is “it” itself, 70%)."
+    )
+    shown = story.shown_head(words, IT, ANIMAL)
+    assert story.map_title(words, IT, shown, ANIMAL) == "“it” → “it” itself (70%); “animal” 30%"
 
 
 def test_the_story_says_so_when_no_head_links_it_to_the_word_it_stands_for():
-    sentence = "The animal didn't cross the street because it was too tired."
     words = heads_looking_at(4, 6)
-    said = story.coreference(words, IT, sentence)
-    assert said.startswith("No head links “it” to “animal”, the word it stands for")
-    assert "The most weight any head puts on it is 0% (layer 1, head 1)." in said
+    said = story.coreference(words, IT, ANIMAL)
+    assert said == (
+        "No head links “it” to “animal”, the word it stands for: in none of the 2 is it the top "
+        "word of “it”'s row, “it” itself included. The most weight any head puts on “animal” is "
+        "0% (layer 1, head 1, whose top word is “because”, the previous word, 70%)."
+    )
     assert story.coreference(words, IT, "An unknown sentence with it.") is None
 
 
@@ -169,8 +226,8 @@ def test_the_reveal_tells_what_the_heads_do_and_keeps_the_guess(app, translator)
     assert not at.exception
     said = [box.value for box in (*at.info, *at.success, *at.warning)]
     assert story.coreference(words, query, ANIMAL) in said
-    assert f"The strongest heads: {story.strongest(words, query)}. " in said[1]
-    assert said[1].endswith(story.jobs(words, query))
+    assert at.dataframe[0].value.to_dict("records") == story.strongest_table(words, query)
+    assert any(caption.value.endswith(story.jobs(words, query)) for caption in at.caption)
     next(button for button in at.button if button.label == "Next ▶").click().run()
     next(button for button in at.button if button.label == "◀ Back").click().run()
     assert at.radio(key="guess-it").value == words.key_labels.index("animal")  # the guess stays

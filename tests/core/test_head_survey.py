@@ -20,7 +20,7 @@ from core import CheckpointError
 from core.files.checkpoint import TEMPORARY_SUFFIX, load_model, save_model
 from core.files.model_dir import HEADS_FILE, MODEL_FILE, ModelDir
 from core.inspection.ablation import KINDS, all_heads, head_importance, intervened_translator
-from core.inspection.head_statistics import head_statistics
+from core.inspection.head_statistics import head_statistics, role_attention
 from core.inspection.head_survey import (
     SamplePair,
     load_survey,
@@ -105,7 +105,7 @@ def test_stored_means_are_the_means_of_each_sentences_own_statistics_and_importa
     for pair in pairs:
         result = translator.translate(pair.source, pair.target, BEAM, ALPHA, trace=True)
         for kind in KINDS:
-            attention = getattr(result.attention, kind)
+            attention = role_attention(result.attention, result.word_attention, kind)
             statistics = head_statistics(attention.weights, attention.key_labels, kind != "cross")
             per_sentence[kind].append(statistics)
             importance[kind].append(head_importance(translator, result, kind))
