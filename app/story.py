@@ -26,6 +26,8 @@ from core.inspection.head_focus import (
 )
 from core.inspection.head_statistics import sentence_roles
 from core.inspection.labelled_attention import LabelledAttention
+from core.text.marian_tokenizer import MarianTokenizer
+from core.text.tokenizer import Tokenizer
 from core.text.words import is_special_piece
 
 
@@ -81,6 +83,27 @@ STEPS = [
         "log-probability divided by a length penalty.",
     ),
 ]
+
+
+def notice(step: int, tokenizer: Tokenizer | MarianTokenizer) -> str:
+    """What to notice on ``step``; on the Pieces step, in the words of the model's own vocabulary
+    (a MarianMT model's has two SentencePiece models and a language token only if it writes
+    several languages)."""
+    if step != 0 or not isinstance(tokenizer, MarianTokenizer):
+        return STEPS[step].notice
+    languages = " and ".join(tokenizer.languages.values())
+    tag = (
+        " The token in front (such as `>>fr<<`) says which language to write."
+        if tokenizer.tag_ids
+        else ""
+    )
+    return (
+        "The model never sees words: this MarianMT model's SentencePiece models cut the English "
+        f"into pieces (one model for English, one for {languages}, their pieces numbered in one "
+        f"vocabulary of {len(tokenizer):,}). {WORD_START} (SentencePiece's "
+        f"{SENTENCEPIECE_WORD_START}) starts a word; a rare word is spelled in several pieces."
+        f"{tag} `</s>` ends."
+    )
 
 
 # The classic coreference sentences (Winograd schemas) and the word their "it" stands for: only

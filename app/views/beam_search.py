@@ -48,7 +48,7 @@ else:
         f"log-probability, those that end with `</s>` within the top {settings.beam} are "
         f"finished, and the {settings.beam} best others stay live. The search stops when "
         f"{settings.beam} hypotheses have finished; the output is the finished one with the best "
-        "length-normalised score, log P / lp."
+        "length-normalised score, log P / lp (log P: the natural-log probability, in nats)."
     )
 st.caption(
     "Steps count from 0, as the search does: step 0 chooses the first piece after `<s>`, step n "

@@ -36,6 +36,14 @@ READING_GUIDE = (
     "soak up attention without mattering much: look for them."
 )
 
+# what the classic pair asks of the target language, as the minimal pairs' introduction says it
+PRONOUN_CHOICE = {
+    "de": "German must choose between *es* (das Tier) and *sie* (die Straße)",
+    "fr": "French must choose between *il* (l'animal) and *elle* (la rue)",
+}
+ANY_PRONOUN_CHOICE = "a language with grammatical gender must choose the pronoun of the right noun"
+NATS = "nats (natural log)"
+
 
 def word_difference(first: Translation, second: Translation, sentences: tuple[str, str]) -> None:
     """Pick an output word of the first translation with a partner in the second (the first
@@ -116,7 +124,7 @@ ui.chart(lens_map(lenses.values, lenses.source_labels, title), f"lenses-{positio
 # Captum's delta = sum(attributions) - (f(x) - f(baseline)), so the change is their sum - delta
 attributed = float(lenses.values["integrated gradients"].sum())
 st.caption(
-    f"log p(“{predicted}”) = {lenses.log_prob:.3f}. Each row is divided by its largest "
+    f"log p(“{predicted}”) = {lenses.log_prob:.3f} {NATS}. Each row is divided by its largest "
     "absolute value (hover for the raw value); red: for the word, blue: against it. Integrated "
     f"gradients, {IG_STEPS} steps from a zero embedding: log p changes by "
     f"{attributed - lenses.ig_delta:+.4f} from that baseline, and the attributions sum to "
@@ -156,7 +164,7 @@ ui.chart(
 )
 contrasted = float(found.values.sum())
 st.caption(
-    f"log p(“{predicted}”) − log p(“{foil_piece}”) = {found.log_ratio:.3f}. Integrated "
+    f"log p(“{predicted}”) − log p(“{foil_piece}”) = {found.log_ratio:.3f} {NATS}. Integrated "
     "gradients of that difference (Yin & Neubig 2022): red pieces push towards the chosen piece, "
     f"blue towards the other. It changes by {contrasted - found.delta:+.4f} from the zero "
     f"embedding, the attributions sum to {contrasted:+.4f} (completeness error {found.delta:+.4f})."
@@ -207,8 +215,8 @@ st.caption(
 st.header("Minimal pairs: change a word, watch the translation")
 st.markdown(
     "Change one word and see what moves. In the classic pair, *tired* fits the animal and *wide* "
-    "the street, so German must choose between *es* (das Tier) and *sie* (die Straße) for *it*: "
-    "does the model follow, and does a head that links *it* to the right noun show why?"
+    f"the street, so {PRONOUN_CHOICE.get(settings.to, ANY_PRONOUN_CHOICE)} for *it*: does the "
+    "model follow, and does a head that links *it* to the right noun show why?"
 )
 
 

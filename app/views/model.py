@@ -1,5 +1,7 @@
 """Model: the architecture, the model card (data, scores) and the training curves."""
 
+from pathlib import PurePath
+
 import streamlit as st
 
 from app import state, ui
@@ -8,6 +10,21 @@ from app.figures.training_log import card_facts, series, training_log
 from core import LANGUAGES
 from core.files.marian import beyond_the_paper
 from core.files.model_dir import METRICS_FILE, ModelDir
+
+
+def started_from(training: dict) -> str | None:
+    """The model a continued run started from, as the card gives it ({"name", "step"}, or a
+    directory with the steps before the run): its name and step, never the path of the machine
+    that trained it (only its last part)."""
+    start = training.get("initialised_from")
+    if not start:
+        return None
+    if isinstance(start, dict):
+        name, step = start.get("name"), start.get("step")
+    else:
+        name, step = PurePath(str(start)).name, training.get("steps_before")
+    return f"{name}, step {step:,}" if isinstance(step, int) else str(name)
+
 
 st.title("Model")
 translator = state.translator()
@@ -51,6 +68,8 @@ if data:
 else:
     st.info("The model card lists no training data.")
 training = card.get("training") or {}
+if training.get("initialised_from"):
+    training = {**training, "initialised_from": started_from(training)}
 if training:
     ui.table(card_facts(training))
 

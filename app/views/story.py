@@ -21,6 +21,7 @@ from app.story import (
     jobs,
     largest_masked_weight,
     map_title,
+    notice,
     position_name,
     question_word,
     reveal_text,
@@ -100,7 +101,7 @@ lectern.keys("story-back", "story-next")
 st.caption(lectern.HINT)
 
 heading.header(f"{step + 1} · {STEPS[step].title}")  # beside the buttons: room for the figure
-st.markdown(f"**What to notice.** {STEPS[step].notice}")
+st.markdown(f"**What to notice.** {notice(step, state.translator().tokenizer)}")
 if step == 0:
     ui.chart(
         token_chips(result.source_tokens, result.source_ids, result.source_kinds),
@@ -165,7 +166,7 @@ else:
             {
                 "rank": row["rank"],
                 "finished hypothesis": row["hypothesis"],
-                "log P": f"{row['log P']:.3f}",
+                "log P (nats)": f"{row['log P']:.3f}",
                 "ranked by log P / lp": f"{row['normalised']:.3f}",
                 "chosen": "✓" if row["chosen"] else "",
             }

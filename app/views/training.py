@@ -14,8 +14,8 @@ PLAY_INTERVAL_S = 1.2  # seconds per snapshot while the training plays
 LOSS_HELP = "Label-smoothed cross-entropy per target token, from the training log at this step."
 BLEU_HELP = "sacreBLEU on the run's validation sample at this step, from the training log."
 SCORE_HELP = (
-    "How likely this snapshot finds the final model's translation: the sum of the log "
-    "probabilities of its pieces. It rises towards the final model's own score."
+    "How likely this snapshot finds the final model's translation: the sum of the natural-log "
+    "probabilities of its pieces, in nats. It rises towards the final model's own score."
 )
 DYNAMICS_HELP = (
     "Computed on your sentence at every snapshot (dotted line: the step shown). Entropy of the "

@@ -3,6 +3,7 @@ chart is about, axes say what the bars are, the chosen word survives a change of
 from 0, and scales do not exaggerate."""
 
 import html
+import re
 
 import numpy as np
 import pytest
@@ -242,3 +243,17 @@ def test_greedy_and_beam_search_count_steps_from_0_and_draw_word_starts_as_dots(
     steps = at.dataframe[1].value["step"]
     assert list(steps) == list(range(max(len(greedy.output_tokens), len(beam.output_tokens))))
     assert not at.dataframe[1].value["same"][apart]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("target", "choice", "other"),
+    [("de", "German must choose between *es*", "French"), ("fr", "French must choose", "German")],
+)
+def test_explain_speaks_of_the_target_language_and_gives_log_p_in_nats(app, target, choice, other):
+    at = app("explain", text=TIRED, to=target)
+    assert_fine(at)
+    said = texts(at)
+    assert choice in said
+    assert f"{other} must choose" not in said
+    assert re.search(r"log p\(“[^”]+”\) = -?\d+\.\d{3} nats \(natural log\)", said)

@@ -71,3 +71,14 @@ def test_the_sidebar_offers_the_shipped_model_beside_it(marian_app, marian_dirs)
     choice = at.segmented_control(key="model")
     assert choice.options == [marian_dirs["two"].name, "en-de-fr"]
     assert choice.value == marian_dirs["two"].name  # $ATTENTION_LAB_MODEL's, the default
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["one", "two"])
+def test_the_story_speaks_of_the_marian_models_own_vocabulary(marian_app, marian_dirs, which):
+    at = marian_app("story", which=which)
+    assert_fine(at)
+    said = texts(at)
+    assert "MarianMT model's SentencePiece models" in said
+    assert "English, German and French" not in said
+    assert ("`>>fr<<`" in said) == (which == "two")  # only a model that writes several has one
