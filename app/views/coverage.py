@@ -7,7 +7,7 @@ from app import state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.coverage import attended_map, coverage_bars, coverage_map, named_flags
 from app.figures.heads import focus_bars
-from core.inspection.coverage import Thresholds, coverage
+from core.inspection.coverage import Thresholds, coverage, word_coverage
 from core.text.words import is_special_piece
 
 THRESHOLDS = Thresholds()
@@ -30,8 +30,8 @@ pieces = st.toggle(
     bind="query-params",
     help="In words, a row is an output word, so a word spelt in three pieces counts once.",
 )
-cross = result.attention.cross if pieces else result.word_attention.cross
-found = coverage(cross)
+found = coverage(result.attention.cross) if pieces else word_coverage(result)
+cross = found.attention
 n_layers = cross.weights.shape[0]
 layers = {"all": "every layer (mean)", **{n: f"layer {n}" for n in range(1, n_layers + 1)}}
 layer = ui.pick(
@@ -56,7 +56,8 @@ ui.chart(
 st.caption(
     f"Mean of the heads{'' if index is not None else ' and layers'}. Under-covered: below "
     f"{THRESHOLDS.under:g} (orange); over-covered: above {THRESHOLDS.over:g} (purple); "
-    "thresholds of core/inspection/coverage.py. The language tag and `</s>` are never flagged. "
+    "thresholds of core/inspection/coverage.py. The language tag, `</s>` and punctuation are "
+    "never flagged; punctuation at a word's end has its own column (it soaks up attention). "
     "Articles and auxiliaries (the, was) often fold into a neighbour's translation and look "
     "dropped."
 )

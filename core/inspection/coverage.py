@@ -27,7 +27,9 @@ Under-covered, below ``Thresholds.under``: little attention, likely dropped. Ove
 candidates, not verdicts: a Transformer's cross-attention is spread over many heads and drawn to
 sinks, and a decoder can attend to a word and still leave it out (the rows that attended it, see
 :meth:`Coverage.received`, show when it did). The language tag and </s> soak up attention without
-being translated, and are never flagged.
+being translated, and are never flagged, nor is punctuation: :func:`word_coverage` gives the
+punctuation fused to a word ("tired.") a column of its own, so that the attention a final full
+stop soaks up does not make its word look said twice.
 """
 
 from __future__ import annotations
@@ -38,10 +40,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.decoding.search import BeamStep
+from core.inspection.head_statistics import is_punctuation
 from core.inspection.labelled_attention import LabelledAttention, prediction_labels
 from core.text.tokenizer import BOS_ID
-from core.text.words import is_special_piece
-from core.translator import InputError
+from core.text.words import is_special_piece, merge_attention, word_groups, word_label
+from core.translator import InputError, Translation
 
 UNDER_COVERED = 0.5  # less than half a row's worth of attention in total
 OVER_COVERED = 1.5  # more than one and a half rows' worth
@@ -137,10 +140,38 @@ def coverage(cross: LabelledAttention) -> Coverage:
     return Coverage(cross)
 
 
+def word_coverage(result: Translation) -> Coverage:
+    """The coverage of ``result``'s source words, as ``coverage(result.word_attention.cross)``
+    but with punctuation fused to a word's end its own column ("tired." read as "tired" and "."):
+    the final full stop soaks up attention as </s> does, and a word should not look said twice
+    for the attention its punctuation received. Rows are the output words."""
+    source = result.source_tokens
+    words = [part for group in word_groups(source) for part in _punctuation_apart(group, source)]
+    weights = merge_attention(
+        result.attention.cross.weights, word_groups(result.output_tokens), words
+    )
+    labels = [word_label([source[i] for i in group]) for group in words]
+    return coverage(LabelledAttention(weights, result.word_attention.cross.query_labels, labels))
+
+
+def _punctuation_apart(group: list[int], pieces: Sequence[str]) -> list[list[int]]:
+    """A word's pieces, with the punctuation pieces at its end as a word of their own: [▁tired,
+    .] -> [▁tired], [.]; a word of punctuation alone stays whole."""
+    end = len(group)
+    while end > 0 and is_punctuation(pieces[group[end - 1]]):
+        end -= 1
+    return [group[:end], group[end:]] if 0 < end < len(group) else [group]
+
+
 def flag(values: np.ndarray, labels: Sequence[str], thresholds: Thresholds = Thresholds()) -> Flags:
     """Positions of the ``values`` (one per source label) below ``thresholds.under``, lowest first,
-    and above ``thresholds.over``, highest first; special pieces are never flagged."""
-    candidates = [i for i, label in enumerate(labels) if not is_special_piece(label)]
+    and above ``thresholds.over``, highest first; special pieces and punctuation, which soak up
+    attention without being translated word for word, are never flagged."""
+    candidates = [
+        i
+        for i, label in enumerate(labels)
+        if not is_special_piece(label) and not is_punctuation(label)
+    ]
     under = [i for i in candidates if values[i] < thresholds.under]
     over = [i for i in candidates if values[i] > thresholds.over]
     return Flags(sorted(under, key=lambda i: values[i]), sorted(over, key=lambda i: -values[i]))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.figures.coverage import coverage_rows, named_flags
-from core.inspection.coverage import Thresholds, coverage, step_coverage
+from core.inspection.coverage import Thresholds, coverage, step_coverage, word_coverage
 from tests.app.test_app import assert_fine
 from tests.conftest import chart_specs, plotted
 
@@ -31,7 +31,7 @@ def test_the_coverage_page_draws_and_names_what_core_computes(app, translator, l
     at = app("coverage", text=BOTH_FLAGS, **query)
     assert_fine(at)
     result = translator.translate(BOTH_FLAGS, "de", 4, 0.6, trace=True)
-    found = coverage(result.word_attention.cross)
+    found = word_coverage(result)
     index = None if layer is None else layer - 1
     values, flags = found.values(index), found.flags(index)
     described = "every layer (mean)" if layer is None else f"layer {layer}"
@@ -56,7 +56,7 @@ def test_following_a_word_shows_the_rows_that_attended_it(app, translator):
     at.selectbox(key="coverage_word").set_value("2: animal").run()
     assert_fine(at)
     result = translator.translate(SENTENCE, "de", 4, 0.6, trace=True)
-    received = coverage(result.word_attention.cross).received()
+    received = word_coverage(result).received()
     charts = drawn(at)
     rows = next(spec for title, spec in charts.items() if title.startswith("What each output"))
     np.testing.assert_allclose(plotted(rows["data"][0]["x"]), received[:, 2], rtol=1e-5)

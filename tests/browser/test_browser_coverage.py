@@ -12,7 +12,7 @@ import pytest
 
 from app.figures.coverage import named_flags
 from app.figures.text import plot_text
-from core.inspection.coverage import coverage
+from core.inspection.coverage import word_coverage
 from support.browser import CHART, wait_for_app
 from tests.browser.test_browser import page, server  # noqa: F401 (fixtures)
 
@@ -31,7 +31,7 @@ def test_coverage_names_the_flagged_words_and_follows_one(server, page, translat
     page.wait_for_selector(CHART, timeout=240_000)  # run alone, the server starts cold
     wait_for_app(page)
     page.wait_for_selector(".st-key-chart-coverage .js-plotly-plot .main-svg")
-    found = coverage(translator.translate(SENTENCE, "de", 4, 0.6, trace=True).word_attention.cross)
+    found = word_coverage(translator.translate(SENTENCE, "de", 4, 0.6, trace=True))
     labels, values, flags = found.source_labels, found.values(), found.flags()
     assert flags.under and flags.over
     assert tick_texts(page, "coverage") == [html.unescape(plot_text(label)) for label in labels]

@@ -15,10 +15,11 @@ from core.inspection.coverage import (
     flag,
     path_attention,
     step_coverage,
+    word_coverage,
 )
 from core.inspection.labelled_attention import AttentionSet, LabelledAttention, in_words
 from core.text.tokenizer import EOS_ID
-from core.translator import Translator
+from core.translator import DEFAULT_MODEL, Translator
 from tests.conftest import eos_prone_model
 
 SOURCE = ["<2de>", "▁The", "▁animal", "▁didn", "'", "t", "▁cross", "</s>"]
@@ -53,14 +54,14 @@ def test_coverage_is_the_sum_of_the_cross_attention_rows():
 
 def test_a_dropped_and_a_repeated_piece_are_flagged():
     # "animal" attended by three rows (said three times), "didn / ' / t" never (dropped);
-    # the language tag and </s> soak up attention and are never flagged
+    # the language tag, </s> and punctuation (the ') soak up attention and are never flagged
     columns = [[0, 1], [2], [2], [2], [6], [7], [7, 0]]
     found = coverage(LabelledAttention(rows_attending(columns), list("abcdefg"), SOURCE))
     values = found.values()
     np.testing.assert_allclose(values, [1, 0.5, 3, 0, 0, 0, 1, 1.5])
     flags = found.flags()
     assert [SOURCE[i] for i in flags.over] == ["▁animal"]
-    assert sorted(SOURCE[i] for i in flags.under) == sorted(["▁didn", "'", "t"])
+    assert sorted(SOURCE[i] for i in flags.under) == sorted(["▁didn", "t"])
     assert "▁The" not in [SOURCE[i] for i in flags.under]  # 0.5 is not below 0.5
     # stricter thresholds, and the order: the most extreme first
     flags = found.flags(thresholds=Thresholds(under=0.6, over=1.2))
@@ -72,6 +73,26 @@ def test_a_dropped_and_a_repeated_piece_are_flagged():
 def test_flags_order_the_most_extreme_first():
     flags = flag(np.array([0.3, 0.1, 2.0, 3.0, 1.0]), ["a", "b", "c", "d", "e"])
     assert flags.under == [1, 0] and flags.over == [3, 2]
+
+
+def test_punctuation_is_never_flagged():
+    labels = [".", "▁«", "?!", "tired", "▁,"]
+    assert flag(np.array([3.0, 0.0, 2.5, 2.0, 0.1]), labels).over == [3]
+    assert flag(np.array([3.0, 0.0, 2.5, 0.2, 0.1]), labels).under == [3]
+
+
+def test_word_coverage_gives_punctuation_at_a_words_end_its_own_column(traced):
+    result, _ = traced
+    fused = coverage(result.word_attention.cross)
+    found = word_coverage(result)
+    last = fused.source_labels[-2]  # the last word before </s>, with its full stop
+    assert last.endswith(".") and len(last) > 1
+    assert found.source_labels == [*fused.source_labels[:-2], last[:-1], ".", "</s>"]
+    values, fused_values = found.values(), fused.values()
+    np.testing.assert_allclose(values[:-3], fused_values[:-2], rtol=1e-6)
+    assert values[-3] + values[-2] == pytest.approx(fused_values[-2], rel=1e-6)
+    assert found.attention.query_labels == result.word_attention.cross.query_labels
+    assert -2 + len(values) not in [*found.flags().under, *found.flags().over]
 
 
 def test_in_words_coverage_counts_output_words_not_pieces():
@@ -170,3 +191,23 @@ def test_a_path_the_search_never_took_is_an_input_error(traced):
         path_attention(result.steps, past_the_end, pieces)
     with pytest.raises(InputError, match="no step"):
         step_coverage(result.steps, len(result.steps), pieces)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="no shipped model")
+@pytest.mark.parametrize(
+    ("sentence", "word"),
+    [
+        ("The animal didn't cross the street because it was too tired.", "tired"),
+        ("The agreement on the European Economic Area was signed in August 1992.", "1992"),
+    ],
+)
+def test_the_shipped_models_last_word_is_not_flagged_for_its_full_stop(sentence, word):
+    """The issue's two sentences: "tired." and "1992." looked said twice (1.73, 1.89) for the
+    attention their full stop received."""
+    result = Translator.load(DEFAULT_MODEL).translate(sentence, "de", 4, 0.6, trace=True)
+    found = word_coverage(result)
+    flagged = [found.source_labels[i] for i in [*found.flags().under, *found.flags().over]]
+    assert word in found.source_labels and "." in found.source_labels
+    assert word not in flagged and "." not in flagged
+    assert not any(label.endswith(".") for label in flagged)
