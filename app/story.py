@@ -227,8 +227,8 @@ def strongest_table(words: LabelledAttention, query: int) -> list[dict[str, str]
 
 def jobs(words: LabelledAttention, query: int) -> str:
     """How many heads look most at what, for ``query``, its own word included, the most common
-    first: "Of its 48 heads, 17 look most at the previous word, 9 at the next word, 6 at itself
-    and 8 at a word farther away (“street” 3, ...)"."""
+    first: "Of its 48 heads, 17 look most at the previous word, 9 at the next word, 6 at the word
+    itself and 8 at a word farther away (“street” 3, ...)"."""
     profiles = row_profiles(words, query)
     kinds = Counter(profile.top_relation for profile in profiles)
     farther = Counter(

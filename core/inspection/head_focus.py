@@ -13,7 +13,7 @@ import numpy as np
 from core.inspection.head_statistics import EOS, sink_kind
 from core.inspection.labelled_attention import LabelledAttention
 
-ITSELF = "itself"
+ITSELF = "the word itself"
 PREVIOUS = "the previous word"
 NEXT = "the next word"
 END = "the end of the sentence"
@@ -94,7 +94,6 @@ class RowProfile:
     weight: float  # its weight
     top_relation: str
     shares: dict[str, float]  # relation -> weight, for the relations some key of the row has
-    top_farther: int | None  # the key farther away with the most weight, if there is one
 
 
 def row_profile(attention: LabelledAttention, query: int, layer: int, head: int) -> RowProfile:
@@ -103,7 +102,6 @@ def row_profile(attention: LabelledAttention, query: int, layer: int, head: int)
     labels = attention.key_labels
     relations = [relation(labels, query, key) for key in range(len(labels))]
     top = int(row.argmax())
-    farther = [key for key, name in enumerate(relations) if name == FARTHER]
     return RowProfile(
         layer,
         head,
@@ -115,7 +113,6 @@ def row_profile(attention: LabelledAttention, query: int, layer: int, head: int)
             for name in RELATIONS
             if name in relations
         },
-        top_farther=max(farther, key=lambda key: row[key]) if farther else None,
     )
 
 

@@ -122,7 +122,7 @@ def heads_looking_at(*keys: int, on_key: float = 0.7) -> LabelledAttention:
 
 def test_each_key_is_named_by_what_it_is_to_the_word():
     assert [relation(LABELS, IT, key) for key in (5, 4, 6, 0, 8, 2)] == [
-        "itself",
+        "the word itself",
         "the previous word",
         "the next word",
         "the language tag",
@@ -140,7 +140,7 @@ def test_the_jobs_count_every_head_by_its_top_word_itself_included():
         "the sentence and 1 at a word farther away (“animal” 1)."
     )
     on_itself = heads_looking_at(4, 6, on_key=0.3)  # 0.7 on the word itself
-    assert story.jobs(on_itself, IT) == "Of its 2 heads, 2 look most at itself."
+    assert story.jobs(on_itself, IT) == "Of its 2 heads, 2 look most at the word itself."
 
 
 def test_the_strongest_heads_table_reads_each_heads_whole_row():

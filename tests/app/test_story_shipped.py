@@ -136,7 +136,7 @@ def test_every_head_votes_and_the_jobs_count_the_heads_on_it_itself(words):
     assert votes.get("it (itself)", 0) == int((tops == it).sum())
     end = words.key_labels.index("</s>")
     counts = {
-        "itself": (tops == it).sum(),
+        "the word itself": (tops == it).sum(),
         "the previous word": (tops == it - 1).sum(),
         "the next word": (tops == it + 1).sum(),
         "the end of the sentence": (tops == end).sum(),
