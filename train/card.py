@@ -438,26 +438,33 @@ def term_test_section(record: dict | None) -> list[str]:
     lines = [
         "## Term test (held-out dictionary terms)",
         "",
-        "Terms no training ever reads (`train/held_out_terms.tsv`, drawn at random with seed "
-        f"{record['seed']}): the share whose translation holds one of the term's listed senses "
+        "Dictionary terms whose rows no training reads (`train/held_out_terms.tsv`, drawn at "
+        f"random with seed {record['seed']}; the sentence corpora may still hold the words: the "
+        "terms whose English never occurs in them, as whole words, are counted apart): the "
+        "share whose translation holds one of the term's listed senses "
         "as whole words, case-insensitively, alone and inside the carrier sentence "
         f'"{record["carrier"].format("X")}" (there, only the words after the carrier\'s own '
         f"translation, {' / '.join(repr(t) for t in record['carrier_translations'].values())}, "
         f"when the output starts with it); beam {record['beam_size']}, length penalty "
         f"{record['length_penalty']}. `{record['command']}`",
         "",
-        "| dictionary | pair | terms | alone | in the carrier | outputs that start with the "
-        "carrier's translation |",
-        "|---|---|---|---|---|---|",
+        "| dictionary | pair | terms | alone | in the carrier | terms the training sentences "
+        "never show | alone | in the carrier | outputs that start with the carrier's translation |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {r['dictionary']} | {r['pair']} | {r['terms']} | {r['alone']:.1%} | "
-        f"{r['carrier']:.1%} | {r['carrier_frame_kept']:.1%} |"
+        f"{r['carrier']:.1%} | {r['unseen_terms']} | {percent(r['unseen_alone'])} | "
+        f"{percent(r['unseen_carrier'])} | {r['carrier_frame_kept']:.1%} |"
         for r in record["results"]
     ]
     sources = [DICTIONARY_SOURCES[r["dictionary"]] for r in record["results"]]
     named = "; ".join(f"{d['name']} ({d['attribution']}), {d['license']}" for d in sources)
     return [*lines, "", f"Terms from {named}."]
+
+
+def percent(share: float | None) -> str:
+    return "-" if share is None else f"{share:.1%}"
 
 
 def leakage_section(record: dict | None) -> list[str]:

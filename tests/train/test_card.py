@@ -10,7 +10,7 @@ from core.files.model_dir import RunDir
 from core.translator import Translator
 from tests.train.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
 from train import card, lineage
-from train.trainer import describe_hardware
+from train.final_model import describe_hardware
 
 
 @pytest.mark.slow
@@ -189,12 +189,16 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
                 "terms": 200,
                 "alone": 0.21,
                 "carrier": 0.195,
+                "unseen_terms": 45,
+                "unseen_alone": 0.0444,
+                "unseen_carrier": 0.0222,
                 "carrier_frame_kept": 0.96,
             }
         ],
     }
     section = "\n".join(card.term_test_section(term_test))
-    assert "| freedict-terms | en-fr | 200 | 21.0% | 19.5% | 96.0% |" in section
+    assert "| freedict-terms | en-fr | 200 | 21.0% | 19.5% | 45 | 4.4% | 2.2% | 96.0% |" in section
+    assert card.percent(None) == "-"  # a dictionary whose terms the sentences all show
     assert '"The word is X."' in section and "`python -m train.term_test --model m`" in section
     assert "FreeDict" in section and "GPL-2+" in section and "Ding" not in section
     counts = {"sentences": 1012, "sentences_with_leak": 7, "words": 9, "most_frequent": ["und 2"]}

@@ -59,7 +59,7 @@ class ScriptedTranslator:
 
 def test_the_score_is_the_share_of_terms_matched_alone_and_in_the_carrier():
     terms = [
-        Term("ding-terms", "de", "fox", ("Fuchs",)),
+        Term("ding-terms", "de", "fox", ("Fuchs",), in_sentences=True),
         Term("ding-terms", "de", "neural network", ("neuronales Netz",)),
         Term("ding-terms", "de", "is", ("ist",)),
         Term("freedict-terms", "fr", "cow", ("vache",)),
@@ -78,6 +78,10 @@ def test_the_score_is_the_share_of_terms_matched_alone_and_in_the_carrier():
     ding, freedict = results
     assert (ding["terms"], ding["alone"], ding["carrier"]) == (3, round(2 / 3, 4), round(1 / 3, 4))
     assert ding["carrier_frame_kept"] == 1.0
+    # "fox" is in the training sentences: the unseen are "neural network" and "is"
+    unseen = (ding["unseen_terms"], ding["unseen_alone"], ding["unseen_carrier"])
+    assert unseen == (2, 0.5, 0.5)
+    assert (freedict["unseen_terms"], freedict["unseen_alone"]) == (1, 1.0)
     assert (freedict["pair"], freedict["alone"], freedict["carrier"]) == ("en-fr", 1.0, 1.0)
 
 
@@ -87,11 +91,14 @@ def test_held_out_terms_take_every_listed_sense_from_the_dictionary(tmp_path):
         ["fox\tFuchs", "Fox\tFüchsin", "fox\tFuchs", "dog\tHund"],
     )
     write_gz(tmp_path / DICTIONARY_FILES["freedict-terms"]["fr"], ["cow\tvache"])
+    write_gz(
+        tmp_path / "tatoeba/eng-deu.tsv.gz", ["The Fox runs.\tDer Fuchs rennt.", "Cows.\tKühe."]
+    )
     held_out = tmp_path / "held_out.tsv"
     held_out.write_text("corpus\tterm\nding-terms\tFOX\nfreedict-terms\tcow\n")
     assert term_test.held_out_test(tmp_path, held_out) == [
-        Term("ding-terms", "de", "fox", ("Fuchs", "Füchsin")),
-        Term("freedict-terms", "fr", "cow", ("vache",)),
+        Term("ding-terms", "de", "fox", ("Fuchs", "Füchsin"), in_sentences=True),
+        Term("freedict-terms", "fr", "cow", ("vache",), in_sentences=False),  # "Cows" is not "cow"
     ]
 
 
