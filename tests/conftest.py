@@ -110,3 +110,13 @@ def app(tiny_model_dir, monkeypatch):
         return at.run()
 
     return open_page
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` need CUDA: skipped, with the reason, on a machine without a GPU."""
+    if torch.cuda.is_available():
+        return
+    no_gpu = pytest.mark.skip(reason="needs a CUDA GPU (python -m train.gpu_run runs these on one)")
+    for item in items:
+        if item.get_closest_marker("gpu"):
+            item.add_marker(no_gpu)

@@ -29,6 +29,7 @@ from torch import Tensor, nn
 from core.model.config import ACTIVATIONS, ModelConfig
 from core.model.dropout import Dropout
 from core.model.kv_cache import KVCache, LayerCache, broadcast_batch
+from core.model.sinusoids import wave
 
 # ---- Positional encoding and masks ---------------------------------------------------------------
 
@@ -42,13 +43,12 @@ def positional_encoding(length: int, d_model: int, layout: str = "interleaved") 
     layout "halves" (Marian, tensor2tensor) holds the same waves, the sines in dimensions
     0..d_model/2 - 1 and the cosines after them: PE(pos, i) = sin, PE(pos, d_model/2 + i) = cos.
     """
+    waves = [wave(d, d_model, layout) for d in range(d_model)]  # core/model/sinusoids.py
     position = torch.arange(length, dtype=torch.float64).unsqueeze(1)  # (length, 1)
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d_model / 2,)
-    angle = position / torch.pow(10000.0, two_i / d_model)  # (length, d_model / 2)
-    if layout == "halves":
-        return torch.cat([torch.sin(angle), torch.cos(angle)], dim=-1).float()
-    pe = torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1)  # (length, d_model / 2, 2)
-    return pe.flatten(1).float()  # sin at the even dimensions 2i, cos at the odd ones 2i+1
+    two_i = torch.tensor([w.two_i for w in waves], dtype=torch.float64)  # (d_model,)
+    angle = position / torch.pow(10000.0, two_i / d_model)  # (length, d_model)
+    is_sine = torch.tensor([w.function == "sin" for w in waves])  # (d_model,)
+    return torch.where(is_sine, torch.sin(angle), torch.cos(angle)).float()
 
 
 def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
@@ -95,15 +95,18 @@ class Attend(nn.Module):
     """Every head's softmax(Q K^T / sqrt(d_k)) V at once, where queries meet keys; interventions
     on heads (core/inspection/ablation.py) put a subclass in its place. query (B, H, T_q, d_k), key
     and value (B, H, T_k, d_k) -> heads (B, H, T_q, d_k) and their :class:`AttentionMaps`, or None
-    where the fused kernel computed the same output (in eval mode, when the maps are not asked
-    for)."""
+    where the fused kernel computed the same output (when the maps are not asked for).
+
+    ``explicit_in_training``: training takes the explicit path too, as on a CPU its backward
+    measured 2x faster than the fused kernel's (benchmarks/training_throughput.py); a GPU's fused
+    kernel is the faster there. The trainer chooses by device (train/hardware.py, FastPaths)."""
+
+    explicit_in_training = True
 
     def forward(
         self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, with_maps: bool
     ) -> tuple[Tensor, AttentionMaps | None]:
-        # training takes the explicit path too: on CPU its backward measured 2x faster than the
-        # fused kernel's (benchmarks/training_throughput.py)
-        if with_maps or self.training:
+        if with_maps or (self.training and self.explicit_in_training):
             return attention(query, key, value, mask)
         return F.scaled_dot_product_attention(query, key, value, mask), None
 
