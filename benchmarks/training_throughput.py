@@ -44,11 +44,16 @@ def trainer_flags(args: argparse.Namespace, out: Path) -> list[str]:
         flags += ["--d-ff", str(args.d_ff), "--n-layers", str(args.n_layers)]
         flags += ["--norm-first" if args.norm_first else "--no-norm-first"]
     flags += ["--dtype", args.dtype] if args.dtype else []
+    if args.worker is not None and args.worker.resolve() == REPO:  # a baseline may not know them
+        flags += ["--device", args.device]
+    flags += ["--compile"] if args.compile else []
     return [*flags, "--dropout", str(args.dropout)]
 
 
 def build_trainer(args: argparse.Namespace, out: Path):
-    """The checkout's own Trainer, with one synthetic batch of identical rows' lengths."""
+    """The checkout's own Trainer, with one synthetic batch of identical rows' lengths: collated
+    by train.loader where the checkout has it, else (checkouts before the DataLoader, 03f0cc5
+    and earlier) the rows' indices into the trainer's train_pairs, which its step collated."""
     import random
 
     from train.config import parse_args
@@ -58,11 +63,17 @@ def build_trainer(args: argparse.Namespace, out: Path):
     vocab = trainer.model_config.vocab_size
     rng = random.Random(0)
     rows = max(1, args.batch_tokens // args.length)
-    trainer.train_pairs = [
+    pairs = [
         tuple([rng.randrange(4, vocab) for _ in range(args.length)] for _ in range(2))
         for _ in range(rows)
     ]
-    return trainer, list(range(rows))
+    try:
+        from train.encoded_corpus import FlatPairs
+        from train.loader import collate
+    except ImportError:
+        trainer.train_pairs = pairs
+        return trainer, list(range(rows))
+    return trainer, collate(FlatPairs.from_lists(pairs), list(range(rows)))
 
 
 def measure(args: argparse.Namespace) -> dict:
@@ -70,35 +81,52 @@ def measure(args: argparse.Namespace) -> dict:
     import torch
 
     torch.set_num_threads(args.threads)
+    synchronize = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
     with tempfile.TemporaryDirectory() as out:
         trainer, batch = build_trainer(args, Path(out))
         trainer.model.train()
+        started = time.perf_counter()
+        trainer.train_step(batch)  # with --compile, the graphs are built here
+        synchronize()
+        first_step = time.perf_counter() - started
         for _ in range(args.warmup_steps):
             trainer.train_step(batch)
         rates = []
         for _ in range(args.steps):
+            synchronize()
             start = time.perf_counter()
             _, tokens = trainer.train_step(batch)
+            synchronize()
             rates.append(tokens / (time.perf_counter() - start))
-        result = {"tokens_per_s": rates, "parameters": trainer.model.num_parameters()}
+        result = {
+            "tokens_per_s": rates,
+            "parameters": trainer.model.num_parameters(),
+            "first_step_s": first_step,
+        }
         if args.profile:
             result["profile"] = profile_table(trainer, batch, args.profile_steps)
     return result
 
 
-def profile_table(trainer, batch: list[int], steps: int) -> str:
+def profile_table(trainer, batch, steps: int) -> str:
+    import torch
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU]) as profiler:
+    activities = [ProfilerActivity.CPU]
+    activities += [ProfilerActivity.CUDA] if torch.cuda.is_available() else []
+    with profile(activities=activities) as profiler:
         for _ in range(steps):
             trainer.train_step(batch)
     return profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=PROFILE_ROWS)
 
 
-def run_worker(args: argparse.Namespace, source: Path, dtype: str | None) -> dict:
+def run_worker(
+    args: argparse.Namespace, source: Path, dtype: str | None, compiled: bool = False
+) -> dict:
     """measure() in a fresh process importing core/ and train/ from ``source``; ``dtype`` None
     leaves the checkout's own default (a baseline may not know --dtype)."""
     flags = [*worker_flags(args), *([f"--dtype={dtype}"] if dtype else [])]
+    flags += ["--compile"] if compiled else []
     command = [sys.executable, __file__, "--worker", str(source), *flags]
     completed = subprocess.run(command, capture_output=True, text=True, cwd=source)
     if completed.returncode:
@@ -116,19 +144,32 @@ def worker_flags(args: argparse.Namespace) -> list[str]:
 def shape_options(args: argparse.Namespace) -> dict:
     names = ["d_model", "d_ff", "n_layers", "vocab_size", "dropout", "batch_tokens", "length"]
     names += ["threads", "steps", "warmup_steps", "profile_steps", "data_dir", "data_limit"]
+    names += ["device"]
     return {name: getattr(args, name) for name in names}
 
 
 def report(args: argparse.Namespace, runs: dict[str, list[dict]]) -> None:
-    from train.hardware import choose_dtype, cpu_flags, matmul_peak_flops, model_flops_utilisation
+    from train.hardware import (
+        choose_dtype,
+        cpu_flags,
+        gpu_matmul_peak_flops,
+        matmul_peak_flops,
+        model_flops_utilisation,
+    )
 
     print(f"CPU flags: {' '.join(cpu_flags()) or 'none of AMX, AVX-512, AVX2'}")
-    peaks = {dtype: matmul_peak_flops(args.threads, dtype=dtype) for dtype in ("bf16", "fp32")}
+    if args.device == "cuda":
+        peaks = {dtype: gpu_matmul_peak_flops(dtype=dtype) for dtype in ("bf16", "fp32")}
+        where = "the GPU"
+    else:
+        peaks = {dtype: matmul_peak_flops(args.threads, dtype=dtype) for dtype in ("bf16", "fp32")}
+        where = f"{args.threads} thread(s)"
     for dtype, peak in peaks.items():
-        print(
-            f"{dtype} matmul peak, measured: {peak / 1e12:.2f} TFLOP/s on {args.threads} thread(s)"
-        )
-    print(f"{'checkout':<14} {'tokens/s':>10} {'ms/step':>9} {'MFU':>7} {'parameters':>12}")
+        print(f"{dtype} matmul peak, measured: {peak / 1e12:.2f} TFLOP/s on {where}")
+    print(
+        f"{'checkout':<20} {'tokens/s':>10} {'ms/step':>9} {'MFU':>7} {'parameters':>12} "
+        f"{'first step s':>13}"
+    )
     rates = {}
     for name, results in runs.items():
         rate = statistics.median([r for result in results for r in result["tokens_per_s"]])
@@ -136,9 +177,10 @@ def report(args: argparse.Namespace, runs: dict[str, list[dict]]) -> None:
         tokens_per_step = max(1, args.batch_tokens // args.length) * args.length
         peak = peaks["fp32" if name.endswith("fp32") else "bf16"]
         mfu = model_flops_utilisation(results[0]["parameters"], rate, peak)
+        first_step = statistics.median(result.get("first_step_s", 0.0) for result in results)
         print(
-            f"{name:<14} {rate:>10,.0f} {1000 * tokens_per_step / rate:>9.0f} {mfu:>7.1%} "
-            f"{results[0]['parameters']:>12,}"
+            f"{name:<20} {rate:>10,.0f} {1000 * tokens_per_step / rate:>9.0f} {mfu:>7.1%} "
+            f"{results[0]['parameters']:>12,} {first_step:>13.1f}"
         )
     chosen = choose_dtype({"bf16": 1 / rates["this bf16"], "fp32": 1 / rates["this fp32"]})
     print(
@@ -174,6 +216,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--baseline", type=Path, help="another checkout (holding core/ and train/) to compare")
     add("--dry-run", action="store_true", help="seconds: the dry-run model, 2 steps, 1 repeat")
     add("--worker", type=Path, help=argparse.SUPPRESS)
+    add(
+        "--device",
+        choices=["cpu", "cuda"],
+        default="cpu",
+        help="where this checkout trains (a baseline trains on the CPU)",
+    )
+    add(
+        "--compile",
+        action="store_true",
+        help="this checkout with --compile too (its first "
+        "step, which builds the graphs, reported apart)",
+    )
     add("--dtype", choices=["bf16", "fp32"], help=argparse.SUPPRESS)  # a worker's compute type
     args = parser.parse_args(argv)
     if args.dry_run:
@@ -189,12 +243,13 @@ def main(argv: list[str] | None = None) -> None:
         os.environ["TQDM_DISABLE"] = "1"
         print(json.dumps(measure(args)))
         return
-    workers = [("this bf16", REPO, "bf16"), ("this fp32", REPO, "fp32")]
-    workers += [("baseline", args.baseline.resolve(), None)] if args.baseline else []
-    runs: dict[str, list[dict]] = {name: [] for name, _, _ in workers}
+    workers = [("this bf16", REPO, "bf16", False), ("this fp32", REPO, "fp32", False)]
+    workers += [("this bf16 compiled", REPO, "bf16", True)] if args.compile else []
+    workers += [("baseline", args.baseline.resolve(), None, False)] if args.baseline else []
+    runs: dict[str, list[dict]] = {name: [] for name, *_ in workers}
     for repeat in range(args.repeats):
-        for name, source, dtype in workers if repeat % 2 == 0 else workers[::-1]:  # first by turns
-            runs[name].append(run_worker(args, source, dtype))
+        for name, *worker in workers if repeat % 2 == 0 else workers[::-1]:  # first by turns
+            runs[name].append(run_worker(args, *worker))
     report(args, runs)
 
 

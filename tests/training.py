@@ -18,7 +18,7 @@ def write_gz(path: Path, lines: list[str]) -> None:
 
 
 def write_tiny_data(root: Path) -> Path:
-    """Tatoeba-style TSVs and Multi30k-style line-aligned files, made-up sentences."""
+    """Tatoeba-style TSVs, Multi30k- and FLORES-style line-aligned files, made-up sentences."""
     en, de, fr = (tiny_corpus(400, seed) for seed in (1, 2, 3))
     write_gz(root / "tatoeba/eng-deu.tsv.gz", [f"{e}\t{d}" for e, d in zip(en, de)])
     write_gz(root / "tatoeba/eng-fra.tsv.gz", [f"{e}\t{f}\u202f!" for e, f in zip(en, fr)])
@@ -27,6 +27,8 @@ def write_tiny_data(root: Path) -> Path:
     for split, n in (("train", 150), ("val", 30), ("test_2016_flickr", 20)):
         for lang, lines in (("en", en), ("de", de), ("fr", fr)):
             write_gz(root / f"multi30k/{split}.{lang}.gz", lines[-n:])
+    for lang, lines in (("en", en), ("de", de), ("fr", fr)):  # a test set only, never trained on
+        write_gz(root / f"flores/devtest.{lang}.gz", lines[:20])
     return root
 
 

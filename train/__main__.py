@@ -2,13 +2,15 @@
 
 import sys
 
+from core.errors import InputError
 from core.files.checkpoint import CheckpointError
+from train.checkpoints import ResumeConflict
 from train.config import parse_args
 from train.data import CorpusError
-from train.trainer import ResumeConflict, Trainer
+from train.trainer import Trainer
 
 if __name__ == "__main__":
     try:
         Trainer(parse_args()).run()
-    except (CorpusError, CheckpointError, ResumeConflict) as error:  # files or flags, not bugs
+    except (CorpusError, CheckpointError, ResumeConflict, InputError) as error:  # not bugs
         sys.exit(f"error: {error}")

@@ -6,9 +6,7 @@ from __future__ import annotations
 import math
 import random
 
-import torch
-
-from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, normalize_text
+from core.text.tokenizer import EOS_ID, Tokenizer, normalize_text
 from train.data import Example
 
 # A sampled segmentation is drawn from this many best ones (the "l-best" sampling of Kudo 2018)
@@ -73,19 +71,30 @@ def sampled_segmentations(
     return drawn
 
 
-def token_batches(lengths: list[tuple[int, int]], max_tokens: int, seed: int) -> list[list[int]]:
+def padded_width(length: int, bucket: int) -> int:
+    """A batch's padded length: its longest side rounded up to a multiple of ``bucket`` (0:
+    the longest side itself)."""
+    return -(-length // bucket) * bucket if bucket else length
+
+
+def token_batches(
+    lengths: list[tuple[int, int]], max_tokens: int, seed: int, bucket: int = 0
+) -> list[list[int]]:
     """Indices grouped into batches whose padded size, rows x longest side, stays <= max_tokens.
 
     Examples are sorted by length (random order among equal lengths) so a batch pads little; the
     batches are then shuffled. The same seed gives the same batches, which is what lets a resumed
-    run continue exactly where it stopped.
+    run continue exactly where it stopped. With ``bucket``, a batch's longest side counts rounded
+    up to a multiple of it (:func:`padded_width`), as train.loader pads it: few shapes, so that
+    torch.compile keeps few graphs.
     """
     rng = random.Random(seed)
     order = sorted(range(len(lengths)), key=lambda i: (max(lengths[i]), rng.random()))
     batches, current, longest = [], [], 0
     for i in order:
         longest_if_added = max(longest, *lengths[i])
-        if current and (len(current) + 1) * longest_if_added > max_tokens:
+        size_if_added = (len(current) + 1) * padded_width(longest_if_added, bucket)
+        if current and size_if_added > max_tokens:
             batches.append(current)
             current, longest_if_added = [], max(lengths[i])
         current.append(i)
@@ -94,17 +103,3 @@ def token_batches(lengths: list[tuple[int, int]], max_tokens: int, seed: int) ->
         batches.append(current)
     rng.shuffle(batches)
     return batches
-
-
-def collate(pairs: list[tuple]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Padded source (B, S), decoder input <s> y_1.. (B, T) and decoder output y_1..</s> (B, T)."""
-    width_s = max(len(s) for s, _ in pairs)
-    width_t = max(len(t) for _, t in pairs)
-    source = torch.full((len(pairs), width_s), PAD_ID, dtype=torch.long)
-    target_in = torch.full((len(pairs), width_t), PAD_ID, dtype=torch.long)
-    target_out = torch.full((len(pairs), width_t), PAD_ID, dtype=torch.long)
-    for row, (src, tgt) in enumerate(pairs):
-        source[row, : len(src)] = torch.tensor(src)
-        target_in[row, : len(tgt)] = torch.tensor([BOS_ID, *tgt[:-1]])
-        target_out[row, : len(tgt)] = torch.tensor(tgt)
-    return source, target_in, target_out

@@ -7,12 +7,15 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.device import DEVICE_CHOICES, DEVICE_HELP
 from core.model.config import ModelConfig
 from train.data import MixtureError, default_data_dir, parse_mixture
 
 HELP = {
     "preset": "starting point for every other flag: dry-run (CI, < 1 min on CPU), cpu (2 CPU "
-    "cores, 140 min of training steps), full (one GPU)",
+    "cores, 140 min of training steps), gpu (the shipped model's shape on one GPU), full (the "
+    "paper's base model on one GPU)",
+    "device": DEVICE_HELP,
     "data_dir": "corpora folder, see train/data.py (default: $ATTENTION_LAB_DATA, ../shared/data)",
     "out": "run folder: vocabulary, checkpoints, metrics.jsonl and the final model/",
     "vocab_size": "SentencePiece pieces shared by English, German and French",
@@ -20,7 +23,8 @@ HELP = {
     "n_heads": "attention heads per layer",
     "n_layers": "encoder layers, and as many decoder layers",
     "d_ff": "inner size of the position-wise feed-forward network",
-    "dropout": "dropout on embeddings, sub-layer outputs and attention weights",
+    "dropout": "dropout on the embeddings and on every sub-layer's output (section 5.4; none on "
+    "the attention weights)",
     "norm_first": "pre-LN (x + Sublayer(LayerNorm(x))) instead of the paper's post-LN",
     "max_len": "longest sequence the model takes, in pieces",
     "max_tokens": "padded tokens per batch (per GPU), source or target side, whichever is longer",
@@ -41,13 +45,22 @@ HELP = {
     "data_limit": "read only the first N pairs of each corpus file (0 = all)",
     "dtype": "compute type of the training step: bf16 autocast, fp32, or auto (time a step in "
     "both at start, take the faster: bf16 is fast with AMX or tensor cores, emulated on AVX2)",
-    "compile": "torch.compile the model",
+    "compile": "torch.compile each encoder and decoder layer for training (one graph per kind "
+    "of layer, shapes dynamic; its warm-up is timed apart from the training time)",
+    "length_bucket": "pad each batch's source and target to one width, a multiple of N, and its "
+    "rows to --max-tokens // width, so that batches have few shapes (for --compile); 0 = pad "
+    "each side to its longest row",
+    "loader_workers": "DataLoader processes collating batches ahead of the step; -1 = none on a "
+    "CPU, up to 4 per GPU",
     "mixture": "corpus weights: times each training pair of a corpus is seen per epoch, e.g. "
     "'tatoeba=1,multi30k=2,general=2,general.fr=4' (corpora not named: 1; see train/data.py)",
     "snapshot_steps": "comma-separated steps at which a float16 copy of the model is kept for the "
     "training-dynamics view (the final model is the last one)",
     "init_from": "start from this trained model directory (its weights, vocabulary and shape) with "
     "a fresh optimizer; the schedule goes on from the model's own step count",
+    "vocab_from": "take this trained model directory's vocabulary (and truecaser), not its "
+    "weights, instead of learning one (the app's model can then be trained from scratch and "
+    "continued with --init-from on any device)",
     "init_warmup": "with --init-from: steps of linear warm-up up to the continued schedule",
     "cooldown_steps": "the last N steps before --max-steps scale the learning rate linearly down "
     "to 0 (warm-up, stable, decay: Hägele et al. 2024); 0 = the paper's schedule throughout",
@@ -74,6 +87,7 @@ HELP = {
 @dataclass
 class TrainConfig:
     preset: str = "cpu"
+    device: str = "auto"
     data_dir: str = field(default_factory=lambda: str(default_data_dir()))
     out: str = "runs/cpu"
     vocab_size: int = 8000
@@ -102,9 +116,12 @@ class TrainConfig:
     data_limit: int = 0
     dtype: str = "auto"
     compile: bool = False
+    length_bucket: int = 0
+    loader_workers: int = -1
     mixture: str = ""
     snapshot_steps: str = ""
     init_from: str = ""
+    vocab_from: str = ""
     init_warmup: int = 200
     cooldown_steps: int = 0
     concat_fraction: float = 0.0
@@ -133,6 +150,18 @@ class TrainConfig:
     def run_dir(self) -> Path:
         return Path(self.out)
 
+    @property
+    def data_dir_path(self) -> Path:
+        return Path(self.data_dir)
+
+    @property
+    def snapshot_step_set(self) -> set[int]:
+        """--snapshot-steps as numbers."""
+        return {int(step) for step in self.snapshot_steps.split(",") if step.strip()}
+
+
+# The corpora's weights of the shipped model's last runs (pretrained/en-de-fr/card.md)
+SHIPPED_MIXTURE = "tatoeba=1,multi30k=6,general=3,general.fr=2"
 
 PRESETS: dict[str, dict] = {
     "dry-run": dict(
@@ -175,18 +204,51 @@ PRESETS: dict[str, dict] = {
         mixture="tatoeba=1,multi30k=2,general=2",
         snapshot_steps="100,300,1000,3000,10000",
     ),
+    # One GPU. Batches of 25,000 tokens in few shapes (length buckets of 16) for the compiled
+    # layers, collated by DataLoader workers; validation only every 5,000 steps, as a beam-search
+    # pass over the sample costs as much as hundreds of steps there. The data is the shipped
+    # model's mixture.
+    "gpu": dict(
+        out="runs/gpu",
+        vocab_size=16000,
+        d_model=192,
+        d_ff=768,
+        norm_first=True,
+        truecase=True,
+        mixture=SHIPPED_MIXTURE,
+        max_tokens=25000,
+        max_steps=30000,
+        max_minutes=0,
+        warmup=1500,
+        lr_scale=1.0,
+        log_every=100,
+        eval_every=5000,
+        checkpoint_every=1000,
+        valid_sentences=500,
+        compile=True,
+        length_bucket=16,
+        snapshot_steps="100,300,1000,3000,10000",
+    ),
+    # The paper's base model (Table 3: d_model 512, d_ff 2048, 8 heads, 6 + 6 layers, post-LN,
+    # warm-up 4,000, batches of about 25,000 tokens) on the same data as "gpu".
     "full": dict(
         out="runs/full",
+        vocab_size=16000,
+        d_model=512,
+        d_ff=2048,
+        truecase=True,
+        mixture=SHIPPED_MIXTURE,
         max_tokens=25000,
         max_steps=20000,
         max_minutes=0,
         warmup=4000,
         lr_scale=1.0,
         log_every=100,
-        eval_every=2000,
+        eval_every=5000,
         checkpoint_every=1000,
         valid_sentences=500,
         compile=True,
+        length_bucket=16,
     ),
 }
 
@@ -195,6 +257,7 @@ CHOICES = {
     "preset": sorted(PRESETS),
     "subword_sides": ["source", "both"],
     "dtype": ["auto", "bf16", "fp32"],
+    "device": list(DEVICE_CHOICES),
 }
 
 

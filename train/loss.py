@@ -26,9 +26,6 @@ from torch import Tensor, nn
 
 from core.model.transformer import Transformer
 
-# rows of logits formed at once: 256 x 8,000 float32 is 8 MB
-CHUNK_ROWS = 256
-
 
 def label_smoothed_loss(logits: Tensor, target: Tensor, smoothing: float, pad_id: int) -> Tensor:
     """Summed cross-entropy of logits (B, T, V) against (1 - eps) one-hot + eps uniform,
@@ -65,32 +62,39 @@ class ProjectedLoss(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, hidden, embedding, target, smoothing: float, dtype: torch.dtype) -> Tensor:
+    def forward(
+        ctx, hidden, embedding, target, smoothing: float, dtype: torch.dtype, chunk_rows: int
+    ) -> Tensor:
         with torch.autocast(hidden.device.type, enabled=False):  # the dtypes are explicit here
-            return ProjectedLoss.chunked(ctx, hidden, embedding, target, smoothing, dtype)
+            return ProjectedLoss.chunked(
+                ctx, hidden, embedding, target, smoothing, dtype, chunk_rows
+            )
 
     @staticmethod
-    def chunked(ctx, hidden, embedding, target, smoothing: float, dtype: torch.dtype) -> Tensor:
+    def chunked(
+        ctx, hidden, embedding, target, smoothing: float, dtype: torch.dtype, chunk_rows: int
+    ) -> Tensor:
+        """The loss ``chunk_rows`` rows at a time (256 x 8,000 float32 logits is 8 MB)."""
         n_rows = hidden.size(0)
         # Whole chunks only, the last one filled with zero rows: then every product has the same
         # shapes at every step. With a last chunk of another size at each step (real batches
         # vary), the process grew by GBs and slowed down within minutes (per-shape kernels and
         # buffers of every size). A zero row adds nothing to dL/dE; its loss is left out.
-        filler = -n_rows % CHUNK_ROWS
+        filler = -n_rows % chunk_rows
         hidden, target = F.pad(hidden, (0, 0, 0, filler)), F.pad(target, (0, filler))
         weight = embedding.to(dtype)  # (V, D)
         hidden_gradient = torch.empty_like(hidden, dtype=torch.float32)  # (whole chunks, D)
         embedding_gradient = torch.zeros_like(embedding, dtype=torch.float32)  # (V, D)
         total = hidden.new_zeros((), dtype=torch.float32)
-        for start in range(0, hidden.size(0), CHUNK_ROWS):
-            rows = hidden[start : start + CHUNK_ROWS].to(dtype)  # (CHUNK_ROWS, D)
-            logits = (rows @ weight.T).float()  # (CHUNK_ROWS, V)
+        for start in range(0, hidden.size(0), chunk_rows):
+            rows = hidden[start : start + chunk_rows].to(dtype)  # (chunk_rows, D)
+            logits = (rows @ weight.T).float()  # (chunk_rows, V)
             losses, logits_gradient = smoothed_loss_and_gradient(
-                logits, target[start : start + CHUNK_ROWS], smoothing
+                logits, target[start : start + chunk_rows], smoothing
             )
             total += losses[: n_rows - start].sum()  # the real rows
             logits_gradient = logits_gradient.to(dtype)
-            hidden_gradient[start : start + CHUNK_ROWS] = logits_gradient @ weight  # dL/dh = G E
+            hidden_gradient[start : start + chunk_rows] = logits_gradient @ weight  # dL/dh = G E
             embedding_gradient += (logits_gradient.T @ rows).float()  # dL/dE = G^T h
         ctx.save_for_backward(
             hidden_gradient[:n_rows].to(hidden.dtype), embedding_gradient.to(embedding.dtype)
@@ -100,22 +104,34 @@ class ProjectedLoss(torch.autograd.Function):
     @staticmethod
     def backward(ctx, upstream: Tensor):
         hidden_gradient, embedding_gradient = ctx.saved_tensors
-        return hidden_gradient * upstream, embedding_gradient * upstream, None, None, None
+        return hidden_gradient * upstream, embedding_gradient * upstream, None, None, None, None
 
 
 class TranslationLoss(nn.Module):
     """The model and its training loss in one module, so that DistributedDataParallel sees every
     parameter's gradient: forward(source (B, S), decoder input (B, T), decoder output (B, T)) ->
-    summed label-smoothed loss over the non-pad target tokens."""
+    summed label-smoothed loss over the non-pad target tokens.
 
-    def __init__(self, model: Transformer, smoothing: float, dtype: torch.dtype) -> None:
+    ``chunk_rows`` > 0: :class:`ProjectedLoss` over the real target positions, that many rows at
+    a time (a CPU); 0: the logits of every position at once and PyTorch's cross-entropy, pads
+    ignored (a GPU: a few large kernels, and shapes that do not depend on the data)."""
+
+    def __init__(
+        self, model: Transformer, smoothing: float, dtype: torch.dtype, chunk_rows: int
+    ) -> None:
         super().__init__()
         self.model, self.smoothing, self.dtype = model, smoothing, dtype
+        self.chunk_rows = chunk_rows
 
     def forward(self, source: Tensor, target_in: Tensor, target_out: Tensor) -> Tensor:
         memory, memory_mask = self.model.encode(source)
         hidden = self.model.decoder_output(target_in, memory, memory_mask)  # (B, T, D)
-        real = target_out != self.model.config.pad_id  # pad rows cost nothing in the loss
+        pad_id = self.model.config.pad_id
+        if not self.chunk_rows:
+            logits = self.model.unembed(hidden)  # (B, T, V)
+            return label_smoothed_loss(logits, target_out, self.smoothing, pad_id)
+        real = target_out != pad_id  # pad rows cost nothing in the loss
+        embedding = self.model.embedding.weight
         return ProjectedLoss.apply(
-            hidden[real], self.model.embedding.weight, target_out[real], self.smoothing, self.dtype
+            hidden[real], embedding, target_out[real], self.smoothing, self.dtype, self.chunk_rows
         )

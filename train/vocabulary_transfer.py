@@ -34,7 +34,7 @@ from core.files.model_dir import ModelDir, file_step, open_model_dir
 from core.model.transformer import Transformer
 from core.text.tokenizer import Tokenizer
 from train.data import default_data_dir, load_corpus, parse_mixture
-from train.trainer import learn_vocabulary
+from train.start import learn_vocabulary
 
 WORD_START = "\u2581"  # SentencePiece's mark for a piece that begins a word
 

@@ -49,6 +49,8 @@ shares with the model directory its export writes::
     metrics.jsonl                appended by the trainer; cut back to the last checkpoint on resume
     checkpoints/step_NNNNNNN.pt  the whole training state, to resume and to average at the end
     snapshots/step_NNNNNNN.pt    as a model directory's, with the run's own step count
+    encoded/                     the training corpus encoded once per vocabulary (its format:
+                                 train/encoded_corpus.py)
     model/                       the model directory the export writes
     model_before_blend.pt        model/'s model.pt as the run made it, kept by train.blend before
                                  it writes a blend there (never shipped)
@@ -101,6 +103,7 @@ METRICS_FILE = "metrics.jsonl"
 SNAPSHOT_DIR = "snapshots"
 HEADS_FILE = "heads.json"
 CHECKPOINT_DIR = "checkpoints"  # a run folder's
+ENCODED_DIR = "encoded"  # a run folder's
 RUN_MODEL_DIR = "model"  # a run folder's export
 UNBLENDED_MODEL_FILE = "model_before_blend.pt"  # a run folder's, see train/blend.py
 REQUIRED_FILES = (MODEL_FILE, TOKENIZER_FILE)
@@ -438,6 +441,10 @@ class RunDir(TrainingFiles):
         """The run's own model, kept before train.blend writes a blend into model/."""
         return self.path / UNBLENDED_MODEL_FILE
 
+    @property
+    def encoded_dir(self) -> Path:
+        return self.path / ENCODED_DIR
+
     def checkpoint_file(self, step: int) -> Path:
         return self.path / CHECKPOINT_DIR / step_file(step)
 
@@ -454,8 +461,8 @@ class RunDir(TrainingFiles):
 
     def remove_earlier_run(self) -> None:
         """Delete what an earlier run in this folder wrote (its model/ aside): checkpoints,
-        snapshots, log and vocabulary (its truecaser with it)."""
-        for folder in (self.path / CHECKPOINT_DIR, self.snapshot_dir):
+        snapshots, log, vocabulary (its truecaser with it) and encoded corpus."""
+        for folder in (self.path / CHECKPOINT_DIR, self.snapshot_dir, self.encoded_dir):
             shutil.rmtree(folder, ignore_errors=True)
         for file in (
             self.metrics_file,

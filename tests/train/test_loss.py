@@ -1,11 +1,14 @@
 """The fused projection + label-smoothed loss equals projection + F.cross_entropy, value and
-gradients, across several chunks of rows."""
+gradients, across several chunks of rows; the GPU's path (the logits whole) and the CPU's give
+one loss and one gradient."""
 
+import pytest
 import torch
 
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
-from train.loss import CHUNK_ROWS, ProjectedLoss, TranslationLoss, label_smoothed_loss
+from train.hardware import CPU_LOSS_CHUNK_ROWS
+from train.loss import ProjectedLoss, TranslationLoss, label_smoothed_loss
 
 PAD = 0
 
@@ -20,21 +23,23 @@ def reference(hidden, embedding, target, smoothing):
 
 def test_fused_loss_equals_cross_entropy_in_float32_to_rounding():
     torch.manual_seed(0)
-    rows = 2 * CHUNK_ROWS + 37  # three chunks, the last one short
+    rows = 2 * CPU_LOSS_CHUNK_ROWS + 37  # three chunks, the last one short
     hidden = torch.randn(rows, 16)
     embedding = torch.randn(50, 16)
     target = torch.randint(1, 50, (rows,))
     expected, hidden_grad, embedding_grad = reference(hidden, embedding, target, 0.1)
     hidden_in = hidden.clone().requires_grad_()
     embedding_in = embedding.clone().requires_grad_()
-    loss = ProjectedLoss.apply(hidden_in, embedding_in, target, 0.1, torch.float32)
+    chunk = CPU_LOSS_CHUNK_ROWS
+    loss = ProjectedLoss.apply(hidden_in, embedding_in, target, 0.1, torch.float32, chunk)
     (2.0 * loss).backward()  # the upstream gradient scales both
     torch.testing.assert_close(loss, expected.to(loss.dtype), rtol=1e-5, atol=1e-4)
     torch.testing.assert_close(hidden_in.grad, 2 * hidden_grad, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(embedding_in.grad, 2 * embedding_grad, rtol=1e-4, atol=1e-5)
 
 
-def test_translation_loss_ignores_padding_and_matches_the_model_logits():
+@pytest.mark.parametrize("chunk_rows", [CPU_LOSS_CHUNK_ROWS, 2, 0])
+def test_translation_loss_ignores_padding_and_matches_the_model_logits(chunk_rows):
     torch.manual_seed(1)
     config = ModelConfig(
         vocab_size=40,
@@ -52,5 +57,9 @@ def test_translation_loss_ignores_padding_and_matches_the_model_logits():
     target_out[0, 4:] = PAD
     logits, _ = model(source, target_in)
     expected = label_smoothed_loss(logits, target_out, 0.1, PAD)
-    loss = TranslationLoss(model, 0.1, torch.float32)(source, target_in, target_out)
+    loss = TranslationLoss(model, 0.1, torch.float32, chunk_rows)(source, target_in, target_out)
     torch.testing.assert_close(loss, expected.to(loss.dtype), rtol=1e-5, atol=1e-4)
+    loss.backward()
+    expected_gradients = torch.autograd.grad(expected, list(model.parameters()))
+    for parameter, gradient in zip(model.parameters(), expected_gradients):
+        torch.testing.assert_close(parameter.grad, gradient, rtol=1e-4, atol=1e-5)

@@ -18,7 +18,7 @@ from core.files.model_dir import ModelDir
 from tests.conftest import tiny_corpus
 from tests.training import run_train, write_tiny_data
 from train import hardware
-from train.batching import collate, encode_examples, token_batches
+from train.batching import encode_examples, padded_width, token_batches
 from train.config import parse_args
 from train.data import (
     Example,
@@ -29,9 +29,12 @@ from train.data import (
     load_corpus,
     repeat_by_weight,
 )
+from train.encoded_corpus import FlatPairs
 from train.hardware import best_seconds, choose_dtype
 from train.lineage import MODEL_FILES_BUDGET, log_spaced, snapshots_that_fit
-from train.trainer import Trainer, continued_lr, cooldown, noam_lr
+from train.loader import collate
+from train.schedule import continued_lr, cooldown, noam_lr
+from train.trainer import Trainer
 
 
 @pytest.fixture(scope="module")
@@ -186,13 +189,17 @@ def test_corpus_is_normalised_filtered_deduplicated_and_split_by_english(data_di
     assert in_validation("Hi.", 0.5) == in_validation("Hi.", 0.5)
 
 
-def test_token_batches_respect_the_budget_and_cover_every_example():
+@pytest.mark.parametrize("bucket", [0, 8])
+def test_token_batches_respect_the_budget_and_cover_every_example(bucket):
     lengths = [(n % 17 + 2, n % 13 + 3) for n in range(500)]
-    batches = token_batches(lengths, max_tokens=200, seed=3)
+    batches = token_batches(lengths, max_tokens=200, seed=3, bucket=bucket)
     assert sorted(i for b in batches for i in b) == list(range(500))
-    assert all(len(b) * max(max(lengths[i]) for i in b) <= 200 for b in batches)
-    assert batches == token_batches(lengths, max_tokens=200, seed=3)
-    source, target_in, target_out = collate([([4, 9, 3], [7, 8, 3]), ([4, 3], [3])])
+    widths = [padded_width(max(max(lengths[i]) for i in b), bucket) for b in batches]
+    assert all(len(b) * width <= 200 for b, width in zip(batches, widths))
+    assert batches == token_batches(lengths, max_tokens=200, seed=3, bucket=bucket)
+    pairs = FlatPairs.from_lists([([4, 9, 3], [7, 8, 3]), ([4, 3], [3])])
+    source, target_in, target_out, n_tokens = collate(pairs, [0, 1])
+    assert n_tokens == 4
     assert target_in.tolist() == [[2, 7, 8], [2, 0, 0]] and target_out.tolist() == [
         [7, 8, 3],
         [3, 0, 0],

@@ -1,0 +1,65 @@
+"""An epoch's encoded pairs, and the window of steps between two metrics lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from train.augment import epoch_examples
+from train.batching import encode_examples
+from train.encoded_corpus import FlatPairs, encoded_pairs
+
+if TYPE_CHECKING:
+    from train.trainer import Trainer
+
+
+def epoch_pairs(trainer: Trainer) -> tuple[FlatPairs, FlatPairs | None]:
+    """This epoch's encoded pairs, and the corpus's own (best segmentation, cached in the run
+    folder: train/encoded_corpus.py), drawn from the epoch's seed so that a resumed run and every
+    process of a distributed one draw the same: the corpus followed by this epoch's augmentation
+    (train/augment.py), or, with subword sampling, every pair segmented afresh."""
+    config, tokenizer, corpus = trainer.config, trainer.tokenizer, trainer.corpus
+    seed, max_len = config.seed + trainer.epoch, trainer.model_config.max_len
+    examples = epoch_examples(corpus.train, trainer.augmentation, seed)
+    if config.subword_alpha:
+        sampled = encode_examples(
+            tokenizer, examples, max_len, config.subword_alpha, seed, config.subword_sides
+        )
+        return FlatPairs.from_lists(sampled), trainer.base_pairs
+    base = trainer.base_pairs or corpus_pairs(trainer)
+    extra = examples[len(corpus.train) :]
+    if not extra:
+        return base, base
+    return base + FlatPairs.from_lists(encode_examples(tokenizer, extra, max_len)), base
+
+
+def corpus_pairs(trainer: Trainer) -> FlatPairs:
+    """The training corpus encoded: the main process encodes and caches it, the others read it."""
+    run_dir, dist = trainer.run_dir, trainer.dist
+    arguments = (trainer.tokenizer, trainer.corpus.train, trainer.model_config.max_len)
+    files = (run_dir.tokenizer_file, run_dir.truecase_file)
+    if dist.main:
+        pairs = encoded_pairs(*arguments, run_dir.encoded_dir, files)
+    dist.barrier()
+    if not dist.main:
+        pairs = encoded_pairs(*arguments, run_dir.encoded_dir, files, write=False)
+    return pairs
+
+
+@dataclass
+class LogWindow:
+    """The steps since the last metrics line: their target tokens, summed loss and seconds. The
+    loss stays a tensor on the device until the line is written."""
+
+    tokens: int = 0
+    loss: torch.Tensor | float = 0.0
+    steps: int = 0
+    seconds: float = 0.0
+
+    def add(self, loss: torch.Tensor | float, tokens: int, seconds: float) -> None:
+        self.tokens += tokens
+        self.loss = self.loss + loss
+        self.steps += 1
+        self.seconds += seconds
