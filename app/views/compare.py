@@ -11,7 +11,7 @@ from app.display import ATTENTION_KINDS, piece_text
 from app.figures.coverage import compared_coverage, coverage_rows, named_flags
 from app.figures.heatmaps import attention_map
 from core.decoding.search import first_divergence, length_penalty
-from core.inspection.coverage import Thresholds, coverage
+from core.inspection.coverage import Thresholds, word_coverage
 from core.inspection.labelled_attention import LabelledAttention
 from core.translator import Translation
 
@@ -144,7 +144,7 @@ ui.table(
 )
 
 st.subheader("Coverage: what each search left out or said twice")
-searches = {name: coverage(output.word_attention.cross) for name, output in outputs.items()}
+searches = {name: word_coverage(output) for name, output in outputs.items()}
 thresholds = Thresholds()
 ui.chart(
     compared_coverage(
@@ -167,7 +167,8 @@ ui.table(coverage_rows(searches), {name: "%.2f" for name in searches})
 st.caption(
     f"Coverage: the attention a source word received over the whole output, every layer and "
     f"head's mean (the Coverage page has the definition); below {thresholds.under:g} a word was "
-    f"likely dropped, above {thresholds.over:g} likely said twice. Where a word's coverage is "
+    f"likely dropped, above {thresholds.over:g} likely said twice. Punctuation at a word's end "
+    "has its own column and is never flagged. Where a word's coverage is "
     "about the same in both but the row that attended it most predicts another word, both "
     "searches looked at it when they decided, and only one of them wrote it."
 )

@@ -95,14 +95,23 @@ def notices(text: str, count_pieces: Callable[[str], int], max_pieces: int) -> l
     several = sum(map(is_sentence, split_sentences(text))) > 1
     for long in long_sentences(text, count_pieces, max_pieces):
         which = f"Sentence {long.number}" if several else "The sentence"
-        cut = (
-            f", more than the {max_pieces} pieces the model reads: the rest would be cut"
-            if long.pieces > max_pieces
-            else ""
-        )
-        said.append(
-            f"{which} has {long.words} words ({long.pieces} pieces{cut}). The model translates "
-            f"sentences of up to about {WELL_READ_WORDS} words well (it learnt from far shorter "
-            "ones): split it into shorter sentences."
-        )
+        said.append(_length_notice(long, which, max_pieces))
     return said
+
+
+def _length_notice(long: LongSentence, which: str, max_pieces: int) -> str:
+    """What is too long about a sentence, naming only the limit it is over: the ``max_pieces``
+    the model reads (the rest would be cut), about WELL_READ_WORDS words (read less well), or
+    both. ``which`` names the sentence."""
+    cut = (
+        f", more than the {max_pieces} pieces the model reads: the rest would be cut"
+        if long.pieces > max_pieces
+        else ""
+    )
+    advice = (
+        f"The model translates sentences of up to about {WELL_READ_WORDS} words well (it learnt "
+        "from far shorter ones): split it into shorter sentences."
+        if long.words > WELL_READ_WORDS
+        else "Split it into shorter sentences."
+    )
+    return f"{which} has {long.words} words ({long.pieces} pieces{cut}). {advice}"

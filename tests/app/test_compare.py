@@ -116,3 +116,17 @@ def test_each_languages_figure_for_slides_is_captioned_with_its_own_language(app
         translation = " ".join(translator.translate(SENTENCE, target, 4, 0.6).text.split())
         assert f"{name}: {translation}" in caption and f"{other}:" not in caption, caption
         assert "Cross-attention · layer 2 · head 3" in caption
+
+
+@pytest.mark.slow
+def test_the_compare_pages_coverage_has_the_coverage_pages_words(app):
+    compare, page = app("compare", text=SENTENCE), app("coverage", text=SENTENCE)
+    assert_fine(compare)
+    assert_fine(page)
+    both = next(s for t, s in drawn(compare).items() if t.startswith("Coverage of the source"))
+    alone = drawn(page)["Coverage of the source words, every layer (mean)"]
+    words = alone["layout"]["xaxis"]["ticktext"]
+    assert both["layout"]["xaxis"]["ticktext"] == words
+    assert words[-3:-1] == ["garden", "."]  # the full stop has a column of its own
+    beam = both["data"][-1]  # the sidebar's beam search, as on the Coverage page
+    np.testing.assert_allclose(plotted(beam["y"]), plotted(alone["data"][0]["y"]), rtol=1e-5)

@@ -98,8 +98,8 @@ def test_the_compare_page_shows_both_searches_coverage(app, translator):
     assert_fine(at)
     greedy, beam = (translator.translate(SENTENCE, "de", b, 0.6, trace=True) for b in (1, 3))
     searches = {
-        "greedy (beam 1)": coverage(greedy.word_attention.cross),
-        "beam 3": coverage(beam.word_attention.cross),
+        "greedy (beam 1)": word_coverage(greedy),
+        "beam 3": word_coverage(beam),
     }
     bars = drawn(at)["Coverage of the source words: greedy (beam 1) and beam 3"]
     for trace, found in zip(bars["data"], searches.values()):

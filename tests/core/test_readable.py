@@ -83,6 +83,20 @@ def test_sentences_over_forty_words_or_the_models_pieces_are_found_before_transl
     assert notice.startswith("Sentence 2 has 45 words (45 pieces). The model translates")
 
 
+def test_a_long_sentence_notice_names_only_the_limit_it_is_over():
+    # a MarianMT model reads 32 pieces here: 11 words in 60 pieces are cut, not too many words
+    (pieces,) = readable.notices(words(11), lambda s: 60, 32)
+    assert pieces == (
+        "The sentence has 11 words (60 pieces, more than the 32 pieces the model reads: the rest "
+        "would be cut). Split it into shorter sentences."
+    )
+    (too_many_words,) = readable.notices(words(45), lambda s: 50, 64)
+    assert too_many_words.startswith("The sentence has 45 words (50 pieces). The model")
+    assert "about 40 words well" in too_many_words
+    (both,) = readable.notices(words(45), lambda s: 70, 64)
+    assert "more than the 64 pieces the model reads" in both and "about 40 words well" in both
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_dir(), reason="no ../shared/data")
 def test_no_english_sentence_of_multi30k_or_tatoeba_is_called_another_language():
