@@ -17,7 +17,7 @@ import itertools
 import json
 import math
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from core.files.model_dir import ModelDir, RunDir
 from core.text.tokenizer import LANGUAGES
@@ -297,11 +297,14 @@ def training_section(training: dict) -> list[str]:
             f"measured {training.get('dtype', 'bf16')} matmul peak "
             f"({training['peak_tflops']:.2f} TFLOP/s)"
         )
-    if training.get("initialised_from"):
+    if training.get("initialised_from"):  # a name; cards before 2026-11-28 held a path
+        name = PurePath(training["initialised_from"]).name
         lines.append(
-            f"- continued from `{training['initialised_from']}` "
-            f"({training.get('steps_before', 0)} steps before this run)"
+            f"- continued from `{name}` at step {training.get('steps_before', 0):,} (the steps "
+            "before this run)"
         )
+    if training.get("fast_paths"):
+        lines.append(f"- {device_text(training)}")
     lines += vocabulary_transfer_lines(training.get("vocabulary_transfer"))
     if training.get("truecase"):
         lines.append(
@@ -323,6 +326,20 @@ def training_section(training: dict) -> list[str]:
         )
         lines += augmentation_lines(recipe)
     return lines + blend_lines(training.get("blend"))
+
+
+def device_text(training: dict) -> str:
+    """The device the run trained on, the step's paths chosen for it (train/hardware.py), and the
+    compile warm-up, which the training time leaves out."""
+    paths = training["fast_paths"]
+    attention = "explicit attention" if paths["explicit_attention"] else "fused attention"
+    dropout = "byte-mask dropout" if paths["byte_mask_dropout"] else "F.dropout"
+    rows = paths["loss_chunk_rows"]
+    loss = f"the loss fused with the projection, {rows} rows at a time" if rows else "whole logits"
+    text = f"device {training.get('device', 'cpu')}: {attention}, {dropout}, {loss}"
+    if training.get("compile_seconds"):
+        text += f"; compiled layers, warm-up {training['compile_seconds']:.0f} s apart"
+    return text
 
 
 def vocabulary_transfer_lines(record: dict | None) -> list[str]:

@@ -53,7 +53,8 @@ HELP = {
     "loader_workers": "DataLoader processes collating batches ahead of the step; -1 = none on a "
     "CPU, up to 4 per GPU",
     "mixture": "corpus weights: times each training pair of a corpus is seen per epoch, e.g. "
-    "'tatoeba=1,multi30k=2,general=2,general.fr=4' (corpora not named: 1; see train/data.py)",
+    "'tatoeba=1,multi30k=2,general=2,general.fr=4' (corpora not named: 1, the dictionaries 0; "
+    "see train/data.py)",
     "snapshot_steps": "comma-separated steps at which a float16 copy of the model is kept for the "
     "training-dynamics view (the final model is the last one)",
     "init_from": "start from this trained model directory (its weights, vocabulary and shape) with "
@@ -163,6 +164,26 @@ class TrainConfig:
 # The corpora's weights of the shipped model's last runs (pretrained/en-de-fr/card.md)
 SHIPPED_MIXTURE = "tatoeba=1,multi30k=6,general=3,general.fr=2"
 
+# One GPU (the "gpu" and "full" presets): batches of 25,000 tokens in few shapes (length buckets
+# of 16) for the compiled layers, collated by DataLoader workers; validation every 5,000 steps,
+# as a beam-search pass over the sample costs as much as hundreds of steps there. The shipped
+# model's vocabulary size, truecasing and mixture.
+ONE_GPU = {
+    "vocab_size": 16000,
+    "truecase": True,
+    "mixture": SHIPPED_MIXTURE,
+    "max_tokens": 25000,
+    "max_steps": 20000,
+    "max_minutes": 0,
+    "lr_scale": 1.0,
+    "log_every": 100,
+    "eval_every": 5000,
+    "checkpoint_every": 1000,
+    "valid_sentences": 500,
+    "compile": True,
+    "length_bucket": 16,
+}
+
 PRESETS: dict[str, dict] = {
     "dry-run": dict(
         out="runs/dry-run",
@@ -204,52 +225,19 @@ PRESETS: dict[str, dict] = {
         mixture="tatoeba=1,multi30k=2,general=2",
         snapshot_steps="100,300,1000,3000,10000",
     ),
-    # One GPU. Batches of 25,000 tokens in few shapes (length buckets of 16) for the compiled
-    # layers, collated by DataLoader workers; validation only every 5,000 steps, as a beam-search
-    # pass over the sample costs as much as hundreds of steps there. The data is the shipped
-    # model's mixture.
-    "gpu": dict(
-        out="runs/gpu",
-        vocab_size=16000,
-        d_model=192,
-        d_ff=768,
-        norm_first=True,
-        truecase=True,
-        mixture=SHIPPED_MIXTURE,
-        max_tokens=25000,
-        max_steps=30000,
-        max_minutes=0,
-        warmup=1500,
-        lr_scale=1.0,
-        log_every=100,
-        eval_every=5000,
-        checkpoint_every=1000,
-        valid_sentences=500,
-        compile=True,
-        length_bucket=16,
-        snapshot_steps="100,300,1000,3000,10000",
-    ),
+    "gpu": {
+        **ONE_GPU,
+        "out": "runs/gpu",
+        "d_model": 192,
+        "d_ff": 768,
+        "norm_first": True,
+        "max_steps": 30000,
+        "warmup": 1500,
+        "snapshot_steps": "100,300,1000,3000,10000",
+    },
     # The paper's base model (Table 3: d_model 512, d_ff 2048, 8 heads, 6 + 6 layers, post-LN,
     # warm-up 4,000, batches of about 25,000 tokens) on the same data as "gpu".
-    "full": dict(
-        out="runs/full",
-        vocab_size=16000,
-        d_model=512,
-        d_ff=2048,
-        truecase=True,
-        mixture=SHIPPED_MIXTURE,
-        max_tokens=25000,
-        max_steps=20000,
-        max_minutes=0,
-        warmup=4000,
-        lr_scale=1.0,
-        log_every=100,
-        eval_every=5000,
-        checkpoint_every=1000,
-        valid_sentences=500,
-        compile=True,
-        length_bucket=16,
-    ),
+    "full": {**ONE_GPU, "out": "runs/full", "d_model": 512, "d_ff": 2048, "warmup": 4000},
 }
 
 

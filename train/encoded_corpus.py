@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import multiprocessing
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,9 @@ from train.batching import encode_examples
 from train.data import Example
 
 REPO = Path(__file__).resolve().parent.parent
+# Examples a process encodes at once; a corpus of one chunk or less is encoded in this process
+CHUNK_EXAMPLES = 20_000
+MAX_ENCODING_PROCESSES = 16
 # The code that turns an example into ids: a change to any of these files is a new key.
 ENCODING_CODE = (
     "core/text/tokenizer.py",
@@ -85,6 +90,35 @@ class FlatPairs:
         targets = [pairs.ids[pairs.offsets[1, 0] : pairs.offsets[1, -1]] for pairs in both]
         lengths = np.concatenate([self.lengths, other.lengths])
         return FlatPairs.joined(np.concatenate(sources), np.concatenate(targets), lengths)
+
+
+# What the forked encoding processes read, set before they fork (a SentencePiece model and a
+# truecaser are not sent to them, they inherit them)
+_inherited: tuple[Tokenizer, int] | None = None
+
+
+def encode_chunk(examples: list[Example]) -> list[tuple[list[int], list[int]]]:
+    tokenizer, max_len = _inherited
+    return encode_examples(tokenizer, examples, max_len)
+
+
+def encode_in_parallel(
+    tokenizer: Tokenizer, examples: list[Example], max_len: int
+) -> list[tuple[list[int], list[int]]]:
+    """train.batching.encode_examples's pairs, in order, encoded by one forked process per core
+    (the truecaser is Python: one core encoded 870,431 pairs in 97 s)."""
+    global _inherited
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    processes = min(cores or 1, MAX_ENCODING_PROCESSES)
+    chunks = [examples[i : i + CHUNK_EXAMPLES] for i in range(0, len(examples), CHUNK_EXAMPLES)]
+    if processes == 1 or len(chunks) < 2:
+        return encode_examples(tokenizer, examples, max_len)
+    _inherited = (tokenizer, max_len)
+    try:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            return [pair for chunk in pool.map(encode_chunk, chunks) for pair in chunk]
+    finally:
+        _inherited = None
 
 
 def cache_key(examples: list[Example], vocabulary_files: Iterable[Path], max_len: int) -> str:
@@ -142,7 +176,7 @@ def encoded_pairs(
     cached = read_cached(folder, key)
     if cached is not None:
         return cached
-    pairs = FlatPairs.from_lists(encode_examples(tokenizer, examples, max_len))
+    pairs = FlatPairs.from_lists(encode_in_parallel(tokenizer, examples, max_len))
     if write:
         write_cache(folder, key, pairs)
     return pairs

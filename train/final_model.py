@@ -57,12 +57,11 @@ def export(trainer: Trainer) -> Path:
 
 
 def describe_origin(origin: Origin | None) -> str | None:
-    """The model a run continued from, by its name and step ("en-de-fr at step 81,040"), never
-    by a path of the machine that trained it."""
+    """The name of the model a run continued from (its step is the card's steps_before), never a
+    path of the machine that trained it."""
     if origin is None:
         return None
-    name = origin.model_dir.read_card().get("name") or origin.model_dir.path.name
-    return f"{name} at step {origin.steps:,}"
+    return origin.model_dir.read_card().get("name") or origin.model_dir.path.name
 
 
 def describe_hardware(device: torch.device, world_size: int) -> str:

@@ -43,6 +43,11 @@ MAX_PARTS = 6
 ARCHIVE = "model.tar.gz"
 TEST_SECONDS = 150  # the gpu tests' share of the ten minutes
 REHEARSAL_SENTENCES = 20  # per test set and language, scored in a rehearsal
+# What the run takes besides its training minutes: the trainer's start and compile warm-up, the
+# export's validation, scoring 4,048 sentences with beam 4 and packing (an estimate, until a GPU
+# run's report.json measures it)
+AFTER_TRAINING_MINUTES = 3.5
+VALIDATION_SENTENCES = 200  # per language, once, by the export
 
 
 def device_report(device: str) -> dict:
@@ -86,7 +91,8 @@ def train_command(args: argparse.Namespace, run: Path) -> list[str]:
     """`python -m train` for this run: the gpu preset from scratch with the shipped vocabulary,
     or in a rehearsal the dry-run model on the CPU."""
     command = [sys.executable, "-m", "train", "--out", str(run), "--fresh"]
-    command += ["--data-dir", str(args.data_dir), "--max-minutes", str(args.minutes)]
+    command += ["--data-dir", str(args.data_dir), "--max-minutes", f"{args.minutes:.2f}"]
+    command += ["--eval-every", "1000000000", "--valid-sentences", str(VALIDATION_SENTENCES)]
     if args.rehearse:
         return [*command, "--dry-run", "--device", "cpu", "--max-steps", "40", "--compile"]
     return [*command, "--preset", "gpu", "--device", "cuda", "--vocab-from", str(args.vocab_from)]
@@ -183,6 +189,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--rehearse", action="store_true", help="the same on a CPU with the dry-run model"
     )
+    parser.add_argument(
+        "--wall-minutes",
+        type=float,
+        default=9.0,
+        help="the whole run's limit: training gets at most what is left of it after the phases "
+        f"before it, less {AFTER_TRAINING_MINUTES} minutes for what follows (default: 9)",
+    )
     parser.add_argument("--skip-tests", action="store_true", help="leave out the gpu tests")
     args = parser.parse_args(argv)
     if args.rehearse:
@@ -214,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         print(report["gpu_tests"]["summary"])
     peak = phase("matmul peak", lambda: peaks(device))
     report["peak_tflops"] = {dtype: round(flops / 1e12, 2) for dtype, flops in peak.items()}
+    left = args.wall_minutes - (time.perf_counter() - started) / 60 - AFTER_TRAINING_MINUTES
+    if left < args.minutes:
+        print(f"training for {max(left, 0.5):.1f} minutes, not {args.minutes}: --wall-minutes")
+        args.minutes = max(left, 0.5)
+    report["training_minutes"] = round(args.minutes, 2)
     training = report["training"] = phase("train and export", lambda: train(args, run))
     if training["target_tokens_per_s"]:
         report["mfu"] = model_flops_utilisation(

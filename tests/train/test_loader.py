@@ -12,6 +12,7 @@ from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID
 from tests.training import write_tiny_data
+from train import encoded_corpus
 from train.batching import encode_examples, padded_width, token_batches
 from train.compiled import SHORTEST_WARM_UP, compile_layers, synthetic_batch
 from train.config import parse_args
@@ -77,6 +78,17 @@ def test_the_cached_encoding_equals_a_fresh_one_and_a_damaged_cache_is_encoded_a
     assert read_cached(tmp_path, key) is not None
     encoded_pairs(tokenizer, corpus.train[1:], 96, tmp_path, files)  # other examples, other key
     assert len(list(tmp_path.glob("*.offsets.npy"))) == 1  # and the stale key is gone
+
+
+def test_the_corpus_encoded_by_several_processes_is_the_corpus_encoded_by_one(
+    corpus_and_tokenizer, monkeypatch
+):
+    corpus, tokenizer, _ = corpus_and_tokenizer
+    monkeypatch.setattr(encoded_corpus, "CHUNK_EXAMPLES", 100)
+    monkeypatch.setattr(encoded_corpus.os, "sched_getaffinity", lambda _: {0, 1, 2})
+    assert len(corpus.train) > 300  # several chunks, several processes
+    serial = encode_examples(tokenizer, corpus.train, 96)
+    assert encoded_corpus.encode_in_parallel(tokenizer, corpus.train, 96) == serial
 
 
 @pytest.mark.parametrize("workers", [0, 2])
