@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -30,8 +29,7 @@ from pathlib import Path
 
 import torch
 
-from core.files.metrics_log import read_metrics
-from core.files.model_dir import open_model_dir
+from core.files.model_dir import SNAPSHOT_DIR, RunDir, open_model_dir
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import default_data_dir
 from train.evaluate import TEST_SETS, evaluate
@@ -102,9 +100,9 @@ def train(args: argparse.Namespace, run: Path) -> dict:
     """Train and export; the card's training record and the log's throughput."""
     with open(run.parent / "train.log", "w") as log:
         subprocess.run(train_command(args, run), cwd=REPO, stdout=log, stderr=log, check=True)
-    model_dir = open_model_dir(run / "model")
+    model_dir = open_model_dir(RunDir(run).model_dir.path)
     training = model_dir.read_card()["training"]
-    rates = [r["tokens_per_s"] for r in read_metrics(run / "metrics.jsonl") if "tokens_per_s" in r]
+    rates = [r["tokens_per_s"] for r in RunDir(run).read_metrics() if "tokens_per_s" in r]
     return {
         "steps": training["steps"],
         "train_seconds": training["seconds"],
@@ -139,7 +137,7 @@ def score(args: argparse.Namespace, model: Path, device: str) -> dict:
 def pack(model: Path, out: Path) -> dict:
     """The model folder as out/model.tar.gz.part-NN of at most PART_BYTES each, at most
     MAX_PARTS of them: without its snapshots if the whole does not fit."""
-    for left_out in ((), ("snapshots",)):
+    for left_out in ((), (SNAPSHOT_DIR,)):
         archive = out / ARCHIVE
         with tarfile.open(archive, "w:gz") as tar:
             tar.add(
@@ -237,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
         report["mfu"] = model_flops_utilisation(
             training["parameters"], training["target_tokens_per_s"], peak[training["dtype"]]
         )
-    report["scores"] = phase("score", lambda: score(args, run / "model", device))
-    report["package"] = phase("pack", lambda: pack(run / "model", args.out))
+    model = RunDir(run).model_dir.path
+    report["scores"] = phase("score", lambda: score(args, model, device))
+    report["package"] = phase("pack", lambda: pack(model, args.out))
     report["phases_seconds"] = phases
     report["total_seconds"] = round(time.perf_counter() - started, 1)
     (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -248,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         f"wrote {args.out / 'report.json'} in {report['total_seconds']} s; join the model: "
         f"{report['package']['join']} (in {args.out})"
     )
-    shutil.rmtree(run / "checkpoints", ignore_errors=True)  # GBs on a lent machine; model/ stays
+    for checkpoint in RunDir(run).checkpoint_files():  # GBs on a lent machine; model/ stays
+        checkpoint.unlink()
     return 0
 
 

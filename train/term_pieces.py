@@ -18,6 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from core.files.model_dir import open_model_dir
 from core.text.tokenizer import Tokenizer
 from core.translator import DEFAULT_MODEL
 from train.data import DICTIONARY_FILES, default_data_dir, load_corpus, read_tsv_pairs
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         "--dry-run", action="store_true", help="read the first 2,000 lines of each file only"
     )
     args = parser.parse_args(argv)
-    tokenizer = Tokenizer(args.model / "spm.model")
+    tokenizer = Tokenizer(open_model_dir(args.model).tokenizer_file)
     limit = 2000 if args.dry_run else None
     result = profile(tokenizer, args.data_dir, args.min_count, args.show, limit)
     print(json.dumps(result, ensure_ascii=False, indent=1))
