@@ -7,17 +7,85 @@ import dataclasses
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
-from core.files.checkpoint import CheckpointError, safe_load
+from core.files.checkpoint import CheckpointError, atomic_save, safe_load, save_model
 from core.files.model_dir import RunDir
 from core.model.config import ModelConfig
 from train.config import TrainConfig
 
+if TYPE_CHECKING:
+    from train.trainer import Trainer
+
 
 class ResumeConflict(Exception):
     """The run folder holds a run that these flags cannot continue."""
+
+
+def save_checkpoint(trainer: Trainer) -> None:
+    """All it takes to continue exactly: weights, optimizer, schedule, data position, RNG; the
+    oldest checkpoints beyond --keep-checkpoints go."""
+    if not trainer.dist.main:
+        return
+    state = {
+        "model": trainer.model.state_dict(),
+        "optimizer": trainer.optimizer.state_dict(),
+        "scheduler": trainer.scheduler.state_dict(),
+        "step": trainer.step,
+        "epoch": trainer.epoch,
+        "batch_in_epoch": trainer.batch_in_epoch,
+        "train_seconds": trainer.train_seconds,
+        "dtype": trainer.dtype,
+        "rng": random_state(trainer.device),
+        "model_config": dataclasses.asdict(trainer.model.config),
+        "train_config": dataclasses.asdict(trainer.config),
+    }
+    run_dir = trainer.run_dir
+    atomic_save(state, run_dir.checkpoint_file(trainer.step))
+    for old in run_dir.checkpoint_files()[: -trainer.config.keep_checkpoints]:
+        old.unlink()
+
+
+def resume(trainer: Trainer) -> str | None:
+    """Continue from the newest readable checkpoint, if there is one; its compute type (None for
+    checkpoints before --dtype auto)."""
+    found = newest_readable_checkpoint(trainer.run_dir, trainer.log)
+    if found is None:
+        return None
+    path, state = found
+    refuse_other_architecture(path, state, trainer.model.config, trainer.config)
+    trainer.model.load_state_dict(state["model"])
+    trainer.optimizer.load_state_dict(state["optimizer"])
+    trainer.scheduler.load_state_dict(state["scheduler"])
+    trainer.step, trainer.epoch = state["step"], state["epoch"]
+    trainer.batch_in_epoch, trainer.train_seconds = state["batch_in_epoch"], state["train_seconds"]
+    restore_random_state(state["rng"], trainer.device)
+    if trainer.dist.main:  # what a killed run logged after its last checkpoint is redone
+        trainer.run_dir.truncate_metrics(trainer.step)
+    trainer.log(f"resumed from {path} (step {trainer.step}, epoch {trainer.epoch})")
+    return state.get("dtype")
+
+
+def save_snapshot(trainer: Trainer) -> None:
+    """A float16 copy of the model at this step, for watching attention being learned."""
+    if trainer.dist.main:
+        metadata = {"step": trainer.step, "train_seconds": trainer.train_seconds}
+        save_model(trainer.model, trainer.run_dir.snapshot_file(trainer.step), metadata)
+
+
+def catch_up(trainer: Trainer) -> None:
+    """What a run killed right after its last checkpoint still owed at that step: the snapshot
+    and the validation that follow a checkpoint in the training loop."""
+    step, run_dir, config = trainer.step, trainer.run_dir, trainer.config
+    if step == 0:
+        return
+    if step in config.snapshot_step_set and not run_dir.snapshot_file(step).exists():
+        save_snapshot(trainer)
+    validated = any(r["step"] == step and "val_loss" in r for r in run_dir.read_metrics())
+    if step % config.eval_every == 0 and not validated:
+        trainer.validate(trainer.model)
 
 
 def random_state(device: torch.device) -> dict:

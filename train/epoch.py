@@ -1,4 +1,4 @@
-"""An epoch's encoded pairs, and the window of steps between two metrics lines."""
+"""An epoch's encoded pairs and batches, and the window of steps between two metrics lines."""
 
 from __future__ import annotations
 
@@ -6,13 +6,30 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
+from torch.utils.data import DataLoader
 
 from train.augment import epoch_examples
-from train.batching import encode_examples
+from train.batching import encode_examples, token_batches
 from train.encoded_corpus import FlatPairs, encoded_pairs
+from train.loader import EpochBatches, batch_loader
 
 if TYPE_CHECKING:
     from train.trainer import Trainer
+
+
+def epoch_loader(trainer: Trainer) -> DataLoader:
+    """This epoch's remaining batches for this rank (every rank gets as many), collated."""
+    if trainer.pairs_of_epoch != trainer.epoch:
+        trainer.train_pairs, trainer.base_pairs = epoch_pairs(trainer)
+        trainer.pairs_of_epoch = trainer.epoch
+        trainer.log(f"{len(trainer.train_pairs)} training pairs in epoch {trainer.epoch}")
+    config, rank, world = trainer.config, trainer.dist.rank, trainer.dist.world_size
+    lengths, seed = trainer.train_pairs.lengths.tolist(), config.seed + trainer.epoch
+    batches = token_batches(lengths, config.max_tokens, seed, config.length_bucket)
+    usable = len(batches) - len(batches) % world
+    mine = batches[rank:usable:world][trainer.batch_in_epoch :]
+    dataset = EpochBatches(trainer.train_pairs, mine, config.length_bucket, config.max_tokens)
+    return batch_loader(dataset, trainer.workers, trainer.device)
 
 
 def epoch_pairs(trainer: Trainer) -> tuple[FlatPairs, FlatPairs | None]:

@@ -35,3 +35,12 @@ def cooldown(step: int, max_steps: int, cooldown_steps: int) -> float:
     if cooldown_steps <= 0:
         return 1.0
     return min(1.0, max(0.0, (max_steps - step) / cooldown_steps))
+
+
+def learning_rate(step: int, d_model: int, config: TrainConfig, steps_before: int) -> float:
+    """The rate at ``step`` (counted from 1): the paper's schedule, or with --init-from the
+    continued one, times the cooldown."""
+    decay = cooldown(step, config.max_steps, config.cooldown_steps)
+    if config.init_from:
+        return decay * continued_lr(step, d_model, config, steps_before)
+    return decay * noam_lr(step, d_model, config.warmup, config.lr_scale)

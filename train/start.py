@@ -4,24 +4,69 @@ compute type it trains in."""
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Callable
 from contextlib import nullcontext
 
 import torch
 
+from core.files.checkpoint import interrupted_writes
 from core.files.model_dir import RunDir, copy_vocabulary, open_model_dir
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.text.tokenizer import Tokenizer
 from core.text.truecase import Truecaser
 from train.config import TrainConfig
-from train.data import Corpus
+from train.data import Corpus, load_corpus, parse_mixture
 from train.distributed import Distributed
 from train.hardware import DECISIVE_RATIO, DTYPES, best_seconds, choose_dtype
 from train.lineage import Origin
 from train.loss import TranslationLoss
 
 PROBE_LENGTH = 25  # pieces per row of the synthetic batch that --dtype auto times
+
+
+@dataclasses.dataclass
+class Start:
+    """What a run trains on and from: the corpus, the vocabulary, the model (on its device)."""
+
+    corpus: Corpus
+    tokenizer: Tokenizer
+    model: Transformer
+    origin: Origin | None  # the model a continued run (--init-from) began from
+
+
+def tidy_run_dir(run_dir: RunDir, fresh: bool, log: Callable[[str], None]) -> None:
+    """--fresh: delete what an earlier run in this folder wrote, vocabulary included, so that
+    changed flags such as --vocab-size take effect. Always: delete the temporary files of
+    writes that a kill interrupted (nothing else writes here while this run starts)."""
+    if fresh:
+        run_dir.remove_earlier_run()
+    for stale in interrupted_writes(run_dir.path):
+        stale.unlink()
+        log(f"removed {stale}, left by an interrupted write")
+
+
+def start_run(config: TrainConfig, dist: Distributed, log: Callable[[str], None]) -> Start:
+    """Seed, read the corpora, settle the vocabulary (the main process learns or copies it, the
+    others wait) and build the model: fresh, or --init-from's."""
+    torch.manual_seed(config.seed)
+    random.seed(config.seed)
+    mixture, limit = parse_mixture(config.mixture), config.data_limit or None
+    corpus = load_corpus(config.data_dir_path, limit=limit, mixture=mixture)
+    if not corpus.train:
+        raise SystemExit(f"no training data found in {config.data_dir}: {corpus.notes}")
+    if dist.main:
+        prepare_tokenizer(config, corpus)
+    dist.barrier()
+    tokenizer = RunDir(config.run_dir).load_tokenizer()
+    if config.init_from:
+        model_config, initial_state, origin = initial_model(config, log)
+        model = Transformer(model_config)
+        model.load_state_dict(initial_state)
+    else:
+        model, origin = Transformer(config.model_config(len(tokenizer))), None
+    return Start(corpus, tokenizer, model.to(dist.device), origin)
 
 
 def prepare_tokenizer(config: TrainConfig, corpus: Corpus) -> Tokenizer:

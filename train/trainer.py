@@ -10,64 +10,42 @@ in train/validation.py, the batches in train/loader.py, the final model in train
 
 from __future__ import annotations
 
-import random
 import time
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from core.files.checkpoint import atomic_save, interrupted_writes, save_model
 from core.files.model_dir import RunDir
 from core.model.transformer import Transformer
 from train import checkpoints
 from train.augment import Augmentation
-from train.batching import token_batches
 from train.compiled import compile_layers, warm_up
 from train.config import TrainConfig
-from train.data import load_corpus, parse_mixture
 from train.distributed import Distributed
-from train.epoch import LogWindow, epoch_pairs
+from train.epoch import LogWindow, epoch_loader
 from train.final_model import export
 from train.hardware import DTYPES, FastPaths
-from train.loader import Batch, EpochBatches, batch_loader, loader_workers, to_device
+from train.loader import Batch, loader_workers, to_device
 from train.loss import TranslationLoss
-from train.schedule import continued_lr, cooldown, noam_lr
-from train.start import autocast_for, initial_model, measure_dtypes, pick_dtype, prepare_tokenizer
+from train.schedule import learning_rate
+from train.start import autocast_for, measure_dtypes, pick_dtype, start_run, tidy_run_dir
 from train.validation import Validator
 
 
 class Trainer:
     def __init__(self, config: TrainConfig) -> None:
         self.started, self.seconds_to_first_step = time.perf_counter(), None
-        self.config = config
-        self.run_dir = RunDir(config.run_dir)
+        self.config, self.run_dir = config, RunDir(config.run_dir)
         self.dist = Distributed(config.device)
-        self.device = self.dist.device
-        self.fast_paths = FastPaths.for_device(self.device)
+        self.device, self.fast_paths = self.dist.device, FastPaths.for_device(self.dist.device)
         if self.dist.main:
-            self.tidy_run_dir()
+            tidy_run_dir(self.run_dir, config.fresh, self.log)
         self.dist.barrier()
         self.run_dir.path.mkdir(parents=True, exist_ok=True)
-        torch.manual_seed(config.seed)
-        random.seed(config.seed)
-        mixture = parse_mixture(config.mixture)
-        limit = config.data_limit or None
-        self.corpus = load_corpus(config.data_dir_path, limit=limit, mixture=mixture)
-        if not self.corpus.train:
-            raise SystemExit(f"no training data found in {config.data_dir}: {self.corpus.notes}")
-        if self.dist.main:
-            prepare_tokenizer(config, self.corpus)
-        self.dist.barrier()
-        self.tokenizer = self.run_dir.load_tokenizer()
-        self.model_config = config.model_config(len(self.tokenizer))
-        self.origin = None
-        self.model = Transformer(self.model_config)
-        if config.init_from:
-            self.model_config, initial_state, self.origin = initial_model(config, self.log)
-            self.model = Transformer(self.model_config)
-            self.model.load_state_dict(initial_state)
-        self.model.to(self.device)
+        start = start_run(config, self.dist, self.log)
+        self.corpus, self.tokenizer, self.origin = start.corpus, start.tokenizer, start.origin
+        self.model, self.model_config = start.model, start.model.config
         self.fast_paths.apply(self.model)
         self.augmentation = Augmentation(
             config.concat_fraction, config.copy_fraction, config.number_copies,
@@ -79,18 +57,15 @@ class Trainer:
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self.learning_rate)
         self.step, self.epoch, self.batch_in_epoch, self.train_seconds = 0, 0, 0, 0.0
-        self.resumed_dtype = self.resume()
-
-        def measure() -> dict[str, float]:
-            chunk_rows = self.fast_paths.loss_chunk_rows
-            return measure_dtypes(self.model, config, self.dist, chunk_rows)
-
-        self.dtype, self.dtype_seconds, self.dtype_note = pick_dtype(
-            config, self.resumed_dtype, measure
+        chunk_rows = self.fast_paths.loss_chunk_rows
+        self.dtype, self.dtype_seconds, note = pick_dtype(
+            config,
+            checkpoints.resume(self),
+            lambda: measure_dtypes(self.model, config, self.dist, chunk_rows),
         )
-        self.log(f"compute type: {self.dtype} ({self.dtype_note})")
+        self.log(f"compute type: {self.dtype} ({note})")
         self.forward = TranslationLoss(
-            self.model, config.label_smoothing, DTYPES[self.dtype], self.fast_paths.loss_chunk_rows
+            self.model, config.label_smoothing, DTYPES[self.dtype], chunk_rows
         )
         if self.dist.world_size > 1:
             device_ids = None if self.device.type == "cpu" else [self.device]
@@ -106,82 +81,11 @@ class Trainer:
     def autocast(self):
         return autocast_for(self.dtype, self.device)
 
-    def tidy_run_dir(self) -> None:
-        """--fresh: delete what an earlier run in this folder wrote, vocabulary included, so that
-        changed flags such as --vocab-size take effect. Always: delete the temporary files of
-        writes that a kill interrupted (nothing else writes here while this run starts)."""
-        if self.config.fresh:
-            self.run_dir.remove_earlier_run()
-        for stale in interrupted_writes(self.run_dir.path):
-            stale.unlink()
-            self.log(f"removed {stale}, left by an interrupted write")
-
     def learning_rate(self, scheduler_step: int) -> float:
-        step, d_model, config = scheduler_step + 1, self.model_config.d_model, self.config
-        decay = cooldown(step, config.max_steps, config.cooldown_steps)
-        if config.init_from:
-            return decay * continued_lr(step, d_model, config, self.origin.steps)
-        return decay * noam_lr(step, d_model, config.warmup, config.lr_scale)
-
-    # -- checkpoints ---------------------------------------------------------------------------
-
-    def save_checkpoint(self) -> None:
-        """All it takes to continue exactly: weights, optimizer, schedule, data position, RNG."""
-        if not self.dist.main:
-            return
-        state = {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "step": self.step,
-            "epoch": self.epoch,
-            "batch_in_epoch": self.batch_in_epoch,
-            "train_seconds": self.train_seconds,
-            "dtype": self.dtype,
-            "rng": checkpoints.random_state(self.device),
-            "model_config": vars(self.model_config).copy(),
-            "train_config": vars(self.config).copy(),
-        }
-        atomic_save(state, self.run_dir.checkpoint_file(self.step))
-        for old in self.run_dir.checkpoint_files()[: -self.config.keep_checkpoints]:
-            old.unlink()
-
-    def resume(self) -> str | None:
-        """Continue from the newest readable checkpoint, if there is one; its compute type."""
-        found = checkpoints.newest_readable_checkpoint(self.run_dir, self.log)
-        if found is None:
-            return None
-        path, state = found
-        checkpoints.refuse_other_architecture(path, state, self.model_config, self.config)
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.step, self.epoch = state["step"], state["epoch"]
-        self.batch_in_epoch, self.train_seconds = state["batch_in_epoch"], state["train_seconds"]
-        checkpoints.restore_random_state(state["rng"], self.device)
-        if self.dist.main:  # drop what a killed run logged after its last checkpoint: it is redone
-            self.run_dir.truncate_metrics(self.step)
-        self.log(f"resumed from {path} (step {self.step}, epoch {self.epoch})")
-        return state.get("dtype")  # checkpoints before --dtype auto have none
-
-    def save_snapshot(self) -> None:
-        """A float16 copy of the model at this step, for watching attention being learned."""
-        if self.dist.main:
-            metadata = {"step": self.step, "train_seconds": self.train_seconds}
-            save_model(self.model, self.run_dir.snapshot_file(self.step), metadata)
-
-    def catch_up(self) -> None:
-        """What a run killed right after its last checkpoint still owed at that step: the snapshot
-        and the validation that follow a checkpoint in the training loop."""
-        if self.step == 0:
-            return
-        snapshot = self.run_dir.snapshot_file(self.step)
-        if self.step in self.config.snapshot_step_set and not snapshot.exists():
-            self.save_snapshot()
-        records = self.run_dir.read_metrics()
-        validated = any(r["step"] == self.step and "val_loss" in r for r in records)
-        if self.step % self.config.eval_every == 0 and not validated:
-            self.validate(self.model)
+        steps_before = self.origin.steps if self.origin else 0
+        return learning_rate(
+            scheduler_step + 1, self.model_config.d_model, self.config, steps_before
+        )
 
     # -- logging -------------------------------------------------------------------------------
 
@@ -211,22 +115,6 @@ class Trainer:
         )
 
     # -- training ------------------------------------------------------------------------------
-
-    def epoch_loader(self):
-        """This epoch's remaining batches for this rank (every rank gets as many), collated."""
-        if self.pairs_of_epoch != self.epoch:
-            self.train_pairs, self.base_pairs = epoch_pairs(self)
-            self.pairs_of_epoch = self.epoch
-            self.log(f"{len(self.train_pairs)} training pairs in epoch {self.epoch}")
-        lengths = self.train_pairs.lengths.tolist()
-        config, world = self.config, self.dist.world_size
-        batches = token_batches(
-            lengths, config.max_tokens, config.seed + self.epoch, config.length_bucket
-        )
-        usable = len(batches) - len(batches) % world
-        mine = batches[self.dist.rank : usable : world][self.batch_in_epoch :]
-        dataset = EpochBatches(self.train_pairs, mine, config.length_bucket, config.max_tokens)
-        return batch_loader(dataset, self.workers, self.device)
 
     def out_of_time(self) -> bool:
         """Whether --max-minutes of training have passed; with several processes asked only at
@@ -261,9 +149,9 @@ class Trainer:
             self.log_window(window, progress)
             window = LogWindow()
         if step % config.checkpoint_every == 0:
-            self.save_checkpoint()
+            checkpoints.save_checkpoint(self)
         if step in config.snapshot_step_set:
-            self.save_snapshot()
+            checkpoints.save_snapshot(self)
         if step % config.eval_every == 0:
             self.validate(self.model)
             self.model.train()
@@ -283,13 +171,13 @@ class Trainer:
             total=config.max_steps, initial=self.step, disable=not self.dist.main, unit="step",
             dynamic_ncols=True,
         )  # fmt: skip
-        self.catch_up()
+        checkpoints.catch_up(self)
         self.model.train()
         if config.compile:
             self.compile_seconds = warm_up(self, self.log)
         window = LogWindow()
         while self.step < config.max_steps and not self.out_of_time():
-            loader, last = self.epoch_loader(), time.perf_counter()
+            loader, last = epoch_loader(self), time.perf_counter()
             for batch in loader:
                 loss, n_tokens = self.train_step(batch)
                 self.step += 1
@@ -314,7 +202,7 @@ class Trainer:
                 self.batch_in_epoch = 0
         progress.close()
         if self.run_dir.checkpoint_files()[-1:] != [self.run_dir.checkpoint_file(self.step)]:
-            self.save_checkpoint()  # the last step, unless the loop just saved it
+            checkpoints.save_checkpoint(self)  # the last step, unless the loop just saved it
         self.dist.barrier()
         final_dir = export(self) if self.dist.main else None
         self.dist.barrier()  # the others wait for the export, then leave together
