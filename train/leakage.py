@@ -13,7 +13,6 @@ same rule, as the rule's own false alarms.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -24,9 +23,10 @@ import torch
 
 from core.files.model_dir import ModelDir
 from core.text.tokenizer import LANGUAGES
-from core.translator import DEFAULT_MODEL, Translator
+from core.translator import Translator
 from train.card import write_card
-from train.data import default_data_dir, flores_devtest, load_corpus
+from train.data import flores_devtest, load_corpus
+from train.study_args import study_parser
 
 WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 BEAM_SIZE, LENGTH_PENALTY = 4, 0.6
@@ -94,21 +94,7 @@ def leakage_record(translator: Translator, data_dir: Path, limit: int | None, co
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m train.leakage", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument(
-        "--model", type=Path, default=DEFAULT_MODEL, help=f"model folder (default {DEFAULT_MODEL})"
-    )
-    parser.add_argument(
-        "--data-dir", type=Path, default=default_data_dir(), help="corpora folder, as for training"
-    )
-    parser.add_argument(
-        "--card", type=Path, help="model folder whose card gets the counts (default: print only)"
-    )
-    parser.add_argument(
-        "--threads", type=int, default=1, help="torch threads for the translations (default 1)"
-    )
+    parser = study_parser("python -m train.leakage", __doc__, "the counts")
     parser.add_argument(
         "--dry-run",
         action="store_true",

@@ -11,7 +11,6 @@ mixture trains on (Tatoeba, Multi30k train, general). Prints one JSON object.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -20,8 +19,8 @@ from pathlib import Path
 
 from core.files.model_dir import open_model_dir
 from core.text.tokenizer import Tokenizer
-from core.translator import DEFAULT_MODEL
-from train.data import DICTIONARY_FILES, default_data_dir, load_corpus, read_tsv_pairs
+from train.data import DICTIONARY_FILES, load_corpus, read_tsv_pairs
+from train.study_args import study_parser
 
 WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 
@@ -81,15 +80,7 @@ def profile(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m train.term_pieces", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument(
-        "--model", type=Path, default=DEFAULT_MODEL, help=f"model folder (default {DEFAULT_MODEL})"
-    )
-    parser.add_argument(
-        "--data-dir", type=Path, default=default_data_dir(), help="corpora folder, as for training"
-    )
+    parser = study_parser("python -m train.term_pieces", __doc__)
     parser.add_argument(
         "--min-count",
         type=int,

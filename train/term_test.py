@@ -23,7 +23,6 @@ dictionary rows are held out, not the words, and most of FreeDict's are everyday
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
@@ -35,18 +34,18 @@ import torch
 
 from core.files.model_dir import ModelDir
 from core.text.tokenizer import normalize_text
-from core.translator import DEFAULT_MODEL, Translator
+from core.translator import Translator
 from train.card import write_card
 from train.data import (
     DICTIONARY_FILES,
     HELD_OUT_TERMS,
     clean_pairs,
-    default_data_dir,
     load_corpus,
     read_lines,
     read_tsv_pairs,
     term_key,
 )
+from train.study_args import study_parser
 
 TERM_CORPORA = ("ding-terms", "freedict-terms")  # the dictionaries the test draws terms from
 HELD_OUT_COUNTS = {"ding-terms": 500, "freedict-terms": 200}
@@ -214,25 +213,11 @@ def term_test_record(translator: Translator, terms: list[Term], command: str) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m train.term_test", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument(
-        "--model", type=Path, default=DEFAULT_MODEL, help=f"model folder (default {DEFAULT_MODEL})"
-    )
-    parser.add_argument(
-        "--data-dir", type=Path, default=default_data_dir(), help="corpora folder, as for training"
-    )
-    parser.add_argument(
-        "--card", type=Path, help="model folder whose card gets the result (default: print only)"
-    )
+    parser = study_parser("python -m train.term_test", __doc__, "the result")
     parser.add_argument(
         "--choose",
         action="store_true",
         help=f"draw the held-out terms (seed {SEED}) and write {HELD_OUT_TERMS.name}, then stop",
-    )
-    parser.add_argument(
-        "--threads", type=int, default=1, help="torch threads for the translations (default 1)"
     )
     parser.add_argument(
         "--dry-run",
