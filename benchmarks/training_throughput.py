@@ -117,7 +117,17 @@ def profile_table(trainer, batch, steps: int) -> str:
     with profile(activities=activities) as profiler:
         for _ in range(steps):
             trainer.train_step(batch)
-    return profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=PROFILE_ROWS)
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+    averages = profiler.key_averages()
+    phases = [
+        f"{event.key:<18} {event.cpu_time_total / 1000 / steps:>9.1f} ms on the host, "
+        f"{getattr(event, 'device_time_total', 0) / 1000 / steps:>9.1f} ms on the device"
+        for event in averages
+        if event.key.startswith("step: ")  # the trainer's phases (train/trainer.py train_step)
+    ]
+    table = averages.table(sort_by="self_cpu_time_total", row_limit=PROFILE_ROWS)
+    return "\n".join(["phases of a step, per step:", *phases, "", table])
 
 
 def run_worker(

@@ -14,6 +14,7 @@ import time
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
+from torch.profiler import record_function as phase
 from tqdm import tqdm
 
 from core.files.model_dir import RunDir
@@ -126,14 +127,17 @@ class Trainer:
 
     def train_step(self, batch: Batch) -> tuple[torch.Tensor, int]:
         """One update; the loss per token stays on the device (reading it would wait for it)."""
-        source, target_in, target_out = to_device(batch, self.device)
-        with self.autocast():
+        with phase("step: copy"):  # the phases' names are for torch.profiler
+            source, target_in, target_out = to_device(batch, self.device)
+        with phase("step: forward"), self.autocast():
             loss = self.forward(source, target_in, target_out) / batch.n_tokens
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip)
-        self.optimizer.step()
-        self.scheduler.step()
+        with phase("step: backward"):
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+        with phase("step: optimizer"):
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip)
+            self.optimizer.step()
+            self.scheduler.step()
         return loss.detach(), batch.n_tokens
 
     def pauses_after(self, step: int) -> bool:
