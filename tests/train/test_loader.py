@@ -7,11 +7,12 @@ import pytest
 import torch
 from torch._dynamo.utils import counters
 
+from core.files.checkpoint import safe_load
 from core.files.model_dir import RunDir
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID
-from tests.training import write_tiny_data
+from tests.training import run_train, write_tiny_data
 from train import encoded_corpus
 from train.batching import encode_examples, padded_width, token_batches
 from train.compiled import SHORTEST_WARM_UP, compile_layers, synthetic_batch
@@ -161,3 +162,21 @@ def test_compiled_layers_build_no_graph_after_the_warm_up(corpus_and_tokenizer):
     assert len(widths) >= 3
     assert counters["stats"]["unique_graphs"] == after_warm_up <= 4
     torch._dynamo.reset()
+
+
+@pytest.mark.slow
+def test_a_run_with_loader_workers_trains_the_same_model_as_one_without(tmp_path):
+    """Workers collate ahead in other processes (as on a GPU); the batches, and so the model,
+    are the same as when the main process collates them."""
+    data = write_tiny_data(tmp_path / "data")
+    weights = []
+    for workers in ("0", "2"):
+        out = tmp_path / f"workers-{workers}"
+        flags = ["--max-steps", "12", "--eval-every", "1000", "--dtype", "fp32"]
+        process = run_train(data, out, *flags, "--loader-workers", workers)
+        output, _ = process.communicate(timeout=300)
+        assert process.returncode == 0, output
+        assert f"{workers} loader worker(s)" in output
+        weights.append(safe_load(out / "checkpoints" / "step_0000012.pt")["model"])
+    for name, tensor in weights[0].items():
+        assert torch.equal(tensor, weights[1][name]), name
