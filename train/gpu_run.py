@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import traceback
 from pathlib import Path
 
 import torch
@@ -98,8 +99,12 @@ def train_command(args: argparse.Namespace, run: Path) -> list[str]:
 
 def train(args: argparse.Namespace, run: Path) -> dict:
     """Train and export; the card's training record and the log's throughput."""
-    with open(run.parent / "train.log", "w") as log:
-        subprocess.run(train_command(args, run), cwd=REPO, stdout=log, stderr=log, check=True)
+    log_file = run.parent / "train.log"
+    with open(log_file, "w") as log:
+        completed = subprocess.run(train_command(args, run), cwd=REPO, stdout=log, stderr=log)
+    if completed.returncode:
+        tail = log_file.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"python -m train exited with {completed.returncode}:\n{tail}")
     model_dir = open_model_dir(RunDir(run).model_dir.path)
     training = model_dir.read_card()["training"]
     rates = [r["tokens_per_s"] for r in RunDir(run).read_metrics() if "tokens_per_s" in r]
@@ -208,14 +213,37 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no CUDA GPU here; --rehearse runs the same on the CPU", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
+    report = {"command": sys.argv, "phases_seconds": {}}
+    started = time.perf_counter()
+    try:
+        run_phases(args, device, report, started)
+    except BaseException as error:  # a lent GPU's ten minutes: bring back what was measured
+        report["failed"] = {"error": repr(error), "traceback": traceback.format_exc()[-4000:]}
+        raise
+    finally:
+        report["total_seconds"] = round(time.perf_counter() - started, 1)
+        (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    for name, result in report["scores"].items():
+        print(f"{name}: BLEU {result['bleu']:.1f} chrF {result['chrf']:.1f}")
+    print(
+        f"wrote {args.out / 'report.json'} in {report['total_seconds']} s; join the model: "
+        f"{report['package']['join']} (in {args.out})"
+    )
+    for checkpoint in RunDir(args.out / "run").checkpoint_files():  # GBs on a lent machine
+        checkpoint.unlink()
+    return 0
+
+
+def run_phases(args: argparse.Namespace, device: str, report: dict, started: float) -> None:
+    """Every phase in order, each timed into report["phases_seconds"] and its result into the
+    report as it comes (a failed phase leaves the earlier ones' results)."""
     run = args.out / "run"
-    report, phases, started = {"command": sys.argv}, {}, time.perf_counter()
 
     def phase(name: str, work):
         print(f"[{time.perf_counter() - started:6.1f} s] {name} ...", flush=True)
         begun = time.perf_counter()
         result = work()
-        phases[name] = round(time.perf_counter() - begun, 1)
+        report["phases_seconds"][name] = round(time.perf_counter() - begun, 1)
         return result
 
     report["device"] = phase("device", lambda: device_report(device))
@@ -238,18 +266,6 @@ def main(argv: list[str] | None = None) -> int:
     model = RunDir(run).model_dir.path
     report["scores"] = phase("score", lambda: score(args, model, device))
     report["package"] = phase("pack", lambda: pack(model, args.out))
-    report["phases_seconds"] = phases
-    report["total_seconds"] = round(time.perf_counter() - started, 1)
-    (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    for name, result in report["scores"].items():
-        print(f"{name}: BLEU {result['bleu']:.1f} chrF {result['chrf']:.1f}")
-    print(
-        f"wrote {args.out / 'report.json'} in {report['total_seconds']} s; join the model: "
-        f"{report['package']['join']} (in {args.out})"
-    )
-    for checkpoint in RunDir(run).checkpoint_files():  # GBs on a lent machine; model/ stays
-        checkpoint.unlink()
-    return 0
 
 
 if __name__ == "__main__":

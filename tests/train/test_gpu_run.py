@@ -69,3 +69,15 @@ def test_the_rehearsal_trains_exports_scores_and_packs_a_model_the_app_opens(tmp
     joined = safe_load(out / "model/model.pt")["state_dict"]
     assert all(torch.equal(shipped[name], joined[name]) for name in shipped)
     assert Translator.load(out / "model").translate("The dog runs.", "de").text is not None
+
+
+@pytest.mark.slow
+def test_a_failed_phase_still_writes_the_report_with_what_was_measured(tmp_path):
+    out = tmp_path / "rehearsal"
+    flags = ["--rehearse", "--skip-tests", "--out", str(out), "--data-dir", str(tmp_path / "none")]
+    with pytest.raises(RuntimeError, match="no training data found"):
+        gpu_run.main(flags)
+    report = json.loads((out / "report.json").read_text())
+    assert report["peak_tflops"]["fp32"] > 0  # the phases before the failure
+    assert "train and export" not in report["phases_seconds"]
+    assert "no training data found" in report["failed"]["error"]
