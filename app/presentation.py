@@ -23,6 +23,9 @@ HOVER_FONT_SIZE = 20
 # What stands above a page's first chart: Streamlit's header, the banner, a heading and a row of
 # buttons or pickers (the beam search's steps, a layer and a head), with the gaps between them.
 ABOVE_FIRST_CHART = "16rem"
+# A row of pickers or buttons with its gaps, taken off a first chart's height for each row more
+# than that above it (controls_above): Compare's second picker, Training dynamics' steps.
+CONTROL_ROW = "3.5rem"
 HEATMAP_BOTTOM_PX = 24  # below a map whose column labels sit on top: plotly's default is 80
 # A figure drawn taller than its own layout height by at most this factor: a map of a few rows
 # stays a small map instead of a few giant cells.
@@ -103,6 +106,14 @@ def fit(fig: go.Figure, name: str) -> str:
     if rows:
         rules += row_label_rules(chart, rows)
     return f"<style>{' '.join(rules)}</style>"
+
+
+def controls_above(name: str, rows: int) -> str:
+    """The CSS that makes room for ``rows`` more rows of controls above the first chart (keyed
+    ``chart-<name>``) than ABOVE_FIRST_CHART holds: at most the height fit gives it, less as many
+    CONTROL_ROWs."""
+    room = f"calc(100vh - {ABOVE_FIRST_CHART} - {rows} * {CONTROL_ROW})"
+    return f"<style>.st-key-chart-{name} {{ max-height: {room}; }}</style>"
 
 
 def row_label_rules(chart: str, rows: int) -> list[str]:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import state, ui
+from app import presentation, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.coverage import compared_coverage, coverage_rows, named_flags
 from app.figures.heatmaps import attention_map
@@ -52,7 +52,8 @@ result = state.analysis().result
 settings = state.settings()
 request = state.current()
 
-st.header("Two heads or two layers")
+if not settings.present:  # on a projector the maps' titles say it, and the maps take the room
+    st.header("Two heads or two layers")
 kind = ui.pick("Attention", list(ATTENTION_KINDS), "compare_kind", "cross", ATTENTION_KINDS.get)
 attention = getattr(result.attention, kind)
 st.caption(
@@ -65,6 +66,8 @@ for column, (prefix, side), head in zip(st.columns(2), SIDES.items(), (1, 2)):
         title = f"{side}: {ATTENTION_KINDS[kind]}, {head_name(layer, chosen)}"
         caption = ui.sentence_caption(kind=kind, layer=layer, head=chosen)
         ui.chart(head_map(attention, layer, chosen, title), f"compare-{prefix}", caption=caption)
+        if settings.present:  # above the map, a second row of pickers: the head
+            st.html(presentation.controls_above(f"compare-{prefix}", 1))
 
 languages = state.languages()  # the shipped model's: German and French
 st.header(" and ".join(languages.values()))

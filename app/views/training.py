@@ -3,12 +3,17 @@ so that heads can be seen learning their jobs."""
 
 import streamlit as st
 
-from app import lectern, state, ui
+from app import lectern, presentation, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
 from core.files.model_dir import MODEL_FILE, SNAPSHOT_DIR, ModelDir
-from core.inspection.snapshots import head_dynamics, training_record, vocabulary_change
+from core.inspection.snapshots import (
+    SnapshotView,
+    head_dynamics,
+    training_record,
+    vocabulary_change,
+)
 
 PLAY_INTERVAL_S = 1.2  # seconds per snapshot while the training plays
 LOSS_HELP = "Label-smoothed cross-entropy per target token, from the training log at this step."
@@ -60,19 +65,9 @@ with right:
     head = ui.pick("Head", range(1, n_heads + 1), "head", default=1, in_presentation=True)
 
 
-def snapshot_view() -> None:
-    if playing:
-        lectern.play_on("snapshot", steps)
-    with ui.step_buttons("snapshot", steps, {"earlier": "◀ Earlier", "later": "Later ▶"}):
-        step = st.select_slider(
-            "Training step",
-            steps,
-            value=steps[0],  # the first snapshot: Play and the forward keys go from there
-            key="snapshot",
-            bind="query-params",
-            format_func="{:,}".format,
-        )
-    view = views[steps.index(step)]
+def snapshot_numbers(step: int, view: SnapshotView) -> None:
+    """The snapshot's step, loss, score and validation BLEU, and its translation beside the final
+    model's."""
     record = training_record(state.model_dir(), step)
     columns = st.columns(4)
     columns[0].metric("Step", f"{step:,}", help="Optimizer updates so far.")
@@ -96,13 +91,35 @@ def snapshot_view() -> None:
     st.text(view.translation.text or "(nothing: it says </s> at once)")
     st.caption("The final model translates:")
     st.text(analysis.result.text)
+
+
+def snapshot_view() -> None:
+    if playing:
+        lectern.play_on("snapshot", steps)
+    with ui.step_buttons("snapshot", steps, {"earlier": "◀ Earlier", "later": "Later ▶"}):
+        step = st.select_slider(
+            "Training step",
+            steps,
+            value=steps[0],  # the first snapshot: Play and the forward keys go from there
+            key="snapshot",
+            bind="query-params",
+            format_func="{:,}".format,
+        )
+    view = views[steps.index(step)]
+    presenting = state.settings().present
+    if not presenting:
+        snapshot_numbers(step, view)
     attention = getattr(view.forced.attention, kind)
     title = f"Step {step:,}: {ATTENTION_KINDS[kind]}, layer {layer}, head {head}"
+    name = f"training-step-{step}"
     ui.chart(
         attention_map(attention, layer - 1, head - 1, title),
-        f"training-step-{step}",
+        name,
         caption=ui.sentence_caption(kind=kind, layer=layer, head=head, training_step=step),
     )
+    if presenting:  # the map first, below two rows of controls (layer and head, the steps)
+        st.html(presentation.controls_above(name, 1))
+        snapshot_numbers(step, view)
     dynamics = head_dynamics(views, kind)
     panels = {
         "Entropy (nats), lower = more focused": {

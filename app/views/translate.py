@@ -41,10 +41,12 @@ if sentences > 1:
         f"time (cut by sentencex). Every other page shows the model reading {every} as one "
         "sequence, as below: given a whole paragraph at once, it tends to leave sentences out."
     )
-    st.subheader(f"{language}, the whole text as one sequence")
+    heading = f"{language}, the whole text as one sequence"
 else:
-    st.subheader(language)
-st.code(result.text, language=None, wrap_lines=True)
+    heading = language
+if sentences > 1 or not settings.present:  # one sentence on a projector: the banner says it
+    st.subheader(heading)
+    st.code(result.text, language=None, wrap_lines=True)
 search = (
     "greedy search"
     if settings.beam == 1

@@ -17,6 +17,7 @@ import pytest
 from support.browser import CHART, wait_for_app
 from tests.app.test_app import PAGES as APP_PAGES
 from tests.browser.test_browser import chart_title, page, server, step  # noqa: F401 (fixtures)
+from tests.conftest import EARLY_STEPS
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +35,9 @@ MAIN_FIGURES = {
     "attention": ("attention-head", {"kind": "cross"}),
     "beam_search": ("beam-tree", {"step": "3"}),
     "masking": ("padding-mask", {}),
+    "translate": ("alignment", {}),
+    "compare": ("compare-a", {}),
+    "training": (f"training-step-{EARLY_STEPS[0]}", {}),  # the page opens at its first snapshot
 }
 # every page by its address; the story, the start page, at ""
 PAGES = ["", *(name for name in APP_PAGES if name != "story")]
