@@ -31,8 +31,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from core.errors import InputError
 from core.model.transformer import Attend, AttentionMaps, MultiHeadAttention, Transformer, attention
-from core.translator import InputError, Translation, Translator
+from core.translator import Translation, Translator
 
 KINDS = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
 _NAME = re.compile(r"^(enc|dec|cross) L(\d+) H(\d+)$")

@@ -23,6 +23,7 @@ Gradient x input and integrated gradients come from Captum, not written here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -31,7 +32,9 @@ from scipy.stats import kendalltau
 
 from core.model.transformer import Transformer
 from core.text.tokenizer import UNK_ID
-from core.translator import Translation
+
+if TYPE_CHECKING:  # a type hint only: inspection does not import the translator above it
+    from core.translator import Translation
 
 # Integration steps. On the shipped model, |Captum's delta| / |f(x) - f(0)| over 15 output pieces
 # (python -m benchmarks.explain_timings --convergence): 128 steps median 5.5%, max 22%; 160 steps

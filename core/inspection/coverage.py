@@ -36,15 +36,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.decoding.search import BeamStep
+from core.errors import InputError
 from core.inspection.head_statistics import is_punctuation
 from core.inspection.labelled_attention import LabelledAttention, prediction_labels
 from core.text.tokenizer import BOS_ID
 from core.text.words import is_special_piece, merge_attention, word_groups, word_label
-from core.translator import InputError, Translation
+
+if TYPE_CHECKING:  # a type hint only: inspection does not import the translator above it
+    from core.translator import Translation
 
 UNDER_COVERED = 0.5  # less than half a row's worth of attention in total
 OVER_COVERED = 1.5  # more than one and a half rows' worth

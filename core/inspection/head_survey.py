@@ -54,9 +54,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.errors import InputError
 from core.files.checkpoint import CheckpointError, write_text_atomically
 from core.files.model_dir import ModelDir
 from core.inspection.ablation import (
@@ -68,7 +70,9 @@ from core.inspection.ablation import (
 )
 from core.inspection.head_statistics import mean_over_sentences, role_attention
 from core.scoring import score_translations
-from core.translator import InputError, Translator
+
+if TYPE_CHECKING:  # a type hint only: inspection does not import the translator above it
+    from core.translator import Translator
 
 FORMAT = "attention-lab/heads/1"
 # Points of the pruning curve, as shares of all heads: 0, 6, 12, 24, 48, 72, 96, 120, 144 of 144.

@@ -1,0 +1,180 @@
+"""The layers point one way: every .py file under core/, app/ and train/ is read with `ast` (nothing
+is imported) and its imports are checked against the allowed directions. core is below app and
+train, and train below app; inside core, the model and the text sit at the bottom, the files above
+them, and inspection does not reach up to the translator for what it can get lower down."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("core", "app", "train")
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing module, e.g. "core.inspection.coverage"
+    target: str  # the imported module, e.g. "core.translator"
+    names: tuple[str, ...]  # the names taken from it (empty for `import x`)
+    line: int
+    type_checking: bool  # inside `if TYPE_CHECKING:`: a type hint, not run
+
+    def __str__(self) -> str:
+        names = f" ({', '.join(self.names)})" if self.names else ""
+        return f"{self.source}:{self.line} -> {self.target}{names}"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def type_checking_nodes(tree: ast.Module) -> set[int]:
+    """The ids of the nodes inside an `if TYPE_CHECKING:` body."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and is_type_checking(node.test):
+            for statement in node.body:
+                inside.update(id(child) for child in ast.walk(statement))
+    return inside
+
+
+def imports_of(path: Path, tree: ast.Module) -> list[Import]:
+    """Every import in the file (at the top, in functions, under TYPE_CHECKING), of any module of
+    the project, with relative imports made absolute."""
+    source = module_name(path)
+    package = source if path.name == "__init__.py" else source.rpartition(".")[0]
+    hidden = type_checking_nodes(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [(alias.name, ()) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join([*base, module] if module else base)
+            targets = [(module, tuple(alias.name for alias in node.names))]
+        else:
+            continue
+        for target, names in targets:
+            if target.split(".")[0] in PACKAGES:
+                found.append(Import(source, target, names, node.lineno, id(node) in hidden))
+    return found
+
+
+def runtime_names(tree: ast.Module) -> set[str]:
+    """The names the module uses when it runs: every Name outside annotations (which `from
+    __future__ import annotations` leaves unevaluated) and outside `if TYPE_CHECKING:`."""
+    skipped = type_checking_nodes(tree)
+    for node in ast.walk(tree):
+        annotations = []
+        if isinstance(node, ast.arg | ast.AnnAssign):
+            annotations.append(node.annotation)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            annotations.append(node.returns)
+        for annotation in annotations:
+            if annotation is not None:
+                skipped.update(id(child) for child in ast.walk(annotation))
+    return {
+        node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and id(node) not in skipped
+    }
+
+
+def read_project() -> tuple[list[Import], dict[str, set[str]]]:
+    imports: list[Import] = []
+    used: dict[str, set[str]] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            imports += imports_of(path, tree)
+            used[module_name(path)] = runtime_names(tree)
+    return imports, used
+
+
+IMPORTS, RUNTIME_NAMES = read_project()
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+# (the importing package, the packages it must not import): the layers that point one way.
+FORBIDDEN = [
+    ("core", ("app", "train")),
+    ("train", ("app",)),
+    ("core.model", ("core.decoding", "core.inspection", "core.translator", "core.text")),
+    ("core.text", ("core.model", "core.decoding", "core.inspection", "core.translator")),
+    ("core.files", ("core.inspection", "core.translator")),
+]
+
+
+def violations(imports: list[Import], package: str, forbidden: tuple[str, ...]) -> list[str]:
+    return [
+        str(item)
+        for item in imports
+        if within(item.source, package) and any(within(item.target, f) for f in forbidden)
+    ]
+
+
+def test_the_project_is_read():
+    """The reading finds the imports it checks: a test that sees nothing would pass anything."""
+    sources = {item.source for item in IMPORTS}
+    assert {"core.translator", "core.model.transformer", "app.state", "train.trainer"} <= sources
+    assert any(item.target == "core.model.config" for item in IMPORTS)
+
+
+@pytest.mark.parametrize(("package", "forbidden"), FORBIDDEN, ids=[p for p, _ in FORBIDDEN])
+def test_no_import_points_up(package, forbidden):
+    assert violations(IMPORTS, package, forbidden) == []
+
+
+def test_input_error_comes_from_core_errors():
+    """Inside core, InputError is taken from the module that defines it, not from one above."""
+    wrong = [
+        str(item)
+        for item in IMPORTS
+        if within(item.source, "core") and "InputError" in item.names
+        if item.target != "core.errors"
+    ]
+    assert wrong == []
+
+
+def test_inspection_imports_the_translator_only_to_run_it():
+    """An inspection module imports core.translator when it runs only if it uses the Translator
+    class when it runs (builds or loads one); for a type hint, `if TYPE_CHECKING:` is enough."""
+    wrong = [
+        str(item)
+        for item in IMPORTS
+        if within(item.source, "core.inspection") and within(item.target, "core.translator")
+        if not item.type_checking
+        if "Translator" not in item.names or "Translator" not in RUNTIME_NAMES[item.source]
+    ]
+    assert wrong == []
+
+
+def test_a_type_hint_is_not_a_use():
+    """The names read as used when the module runs leave out annotations and TYPE_CHECKING."""
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from core.translator import Translation\n"
+        "def f(t: Translator, r: Translation) -> Translator:\n"
+        "    x: Translation = r\n"
+        "    return Translator.load(x)\n"
+    )
+    assert "Translator" in runtime_names(tree)
+    assert "Translation" not in runtime_names(tree)
+    assert "Translator" not in runtime_names(ast.parse("def f(t: Translator) -> Translator: ..."))
