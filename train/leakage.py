@@ -13,7 +13,6 @@ same rule, as the rule's own false alarms.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections import Counter
@@ -21,12 +20,10 @@ from pathlib import Path
 
 import torch
 
-from core.files.model_dir import ModelDir
 from core.text.tokenizer import LANGUAGES
 from core.translator import Translator
-from train.card import write_card
 from train.data import flores_devtest, load_corpus
-from train.study_args import study_parser
+from train.study_args import command_line, publish, study_parser
 
 WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 BEAM_SIZE, LENGTH_PENALTY = 4, 0.6
@@ -102,16 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    command = "python -m train.leakage " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = command_line("python -m train.leakage", argv)
     translator = Translator.load(args.model)
     limit = 10 if args.dry_run else None
-    record = leakage_record(translator, args.data_dir, limit, command.strip())
-    print(json.dumps(record, ensure_ascii=False, indent=1))
-    if args.card and not args.dry_run:
-        model_dir = ModelDir(args.card)
-        card = model_dir.read_card()
-        card["leakage"] = record
-        write_card(model_dir, card)
+    record = leakage_record(translator, args.data_dir, limit, command)
+    publish(record, "leakage", None if args.dry_run else args.card)
     return 0
 
 

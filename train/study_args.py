@@ -4,9 +4,13 @@ train.term_pieces): which model, which corpora, and where the result goes."""
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
 
+from core.files.model_dir import ModelDir
 from core.translator import DEFAULT_MODEL
+from train.card import write_card
 from train.data import default_data_dir
 
 
@@ -30,3 +34,18 @@ def study_parser(prog: str, doc: str, card_gets: str | None = None) -> argparse.
             "--threads", type=int, default=1, help="torch threads for the translations (default 1)"
         )
     return parser
+
+
+def command_line(prog: str, argv: list[str] | None) -> str:
+    """The command that made a record, for the card."""
+    return f"{prog} {' '.join(argv if argv is not None else sys.argv[1:])}".strip()
+
+
+def publish(record: dict, key: str, card: Path | None) -> None:
+    """Print ``record``; with ``card``, also put it in that model's card under ``key``."""
+    print(json.dumps(record, ensure_ascii=False, indent=1))
+    if card:
+        model_dir = ModelDir(card)
+        model_card = model_dir.read_card()
+        model_card[key] = record
+        write_card(model_dir, model_card)

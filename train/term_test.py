@@ -23,7 +23,6 @@ dictionary rows are held out, not the words, and most of FreeDict's are everyday
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import sys
@@ -32,10 +31,8 @@ from pathlib import Path
 
 import torch
 
-from core.files.model_dir import ModelDir
 from core.text.tokenizer import normalize_text
 from core.translator import Translator
-from train.card import write_card
 from train.data import (
     DICTIONARY_FILES,
     HELD_OUT_TERMS,
@@ -45,7 +42,7 @@ from train.data import (
     read_tsv_pairs,
     term_key,
 )
-from train.study_args import study_parser
+from train.study_args import command_line, publish, study_parser
 
 TERM_CORPORA = ("ding-terms", "freedict-terms")  # the dictionaries the test draws terms from
 HELD_OUT_COUNTS = {"ding-terms": 500, "freedict-terms": 200}
@@ -233,14 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     terms = held_out_test(args.data_dir)
     if args.dry_run:
         terms = [t for corpus in TERM_CORPORA for t in [t for t in terms if t.corpus == corpus][:5]]
-    command = "python -m train.term_test " + " ".join(argv if argv is not None else sys.argv[1:])
-    record = term_test_record(Translator.load(args.model), terms, command.strip())
-    print(json.dumps(record, ensure_ascii=False, indent=1))
-    if args.card and not args.dry_run:
-        model_dir = ModelDir(args.card)
-        card = model_dir.read_card()
-        card["term_test"] = record
-        write_card(model_dir, card)
+    command = command_line("python -m train.term_test", argv)
+    record = term_test_record(Translator.load(args.model), terms, command)
+    publish(record, "term_test", None if args.dry_run else args.card)
     return 0
 
 
