@@ -26,7 +26,6 @@ from train.blend import table_markdown
 from train.data import (
     CORPORA,
     DICTIONARY_FILES,
-    HELD_OUT_TERMS,
     CorpusError,
     corpus_weight,
     default_data_dir,
@@ -392,7 +391,7 @@ def mixture_text(recipe: dict) -> str:
             if key.startswith(f"{corpus}.")
         ]
         parts.append(text + (f" ({', '.join(overrides)})" if overrides else ""))
-    held_out = f"; the term test's held-out terms left out (train/{HELD_OUT_TERMS.name})"
+    held_out = "; the term test's held-out terms left out"
     return ", ".join(parts) + (held_out if dictionaries else "")
 
 
@@ -455,10 +454,10 @@ def term_test_section(record: dict | None) -> list[str]:
     lines = [
         "## Term test (held-out dictionary terms)",
         "",
-        "Dictionary terms whose rows no training reads (`train/held_out_terms.tsv`, drawn at "
-        f"random with seed {record['seed']}; the sentence corpora may still hold the words: the "
-        "terms whose English never occurs in them, as whole words, are counted apart): the "
-        "share whose translation holds one of the term's listed senses "
+        f"Dictionary terms whose rows no training reads ({record['held_out']}, drawn at "
+        f"random from the dictionaries with seed {record['seed']}; the sentence corpora may still "
+        "hold the words: the terms whose English never occurs in them, as whole words, are "
+        "counted apart): the share whose translation holds one of the term's listed senses "
         "as whole words, case-insensitively, alone and inside the carrier sentence "
         f'"{record["carrier"].format("X")}" (there, only the words after the carrier\'s own '
         f"translation, {' / '.join(repr(t) for t in record['carrier_translations'].values())}, "

@@ -20,8 +20,9 @@ The mixture gives each corpus a weight: how many times each of its training pair
 epoch. A weight of 1.5 puts every pair in once and a fixed half of them (by a stable hash) twice.
 The dictionaries weigh 0 unless the mixture names them (bare terms are not running text, and a
 model fed too many answers like a glossary); they are training data only (no validation pairs),
-and every row whose English is one of the term test's held-out terms (HELD_OUT_TERMS, written by
-train/term_test.py) is left out of all of them.
+and every row whose English is one of the term test's held-out terms (held_out_terms: drawn
+from the dictionaries themselves with a fixed seed, so no list of their words is committed) is
+left out of all of them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import random
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +46,9 @@ DICTIONARY_FILES = {  # corpus -> {target: file}
     "freedict-terms": {"fr": "dictionary/freedict-terms.en-fr.tsv.gz"},
 }
 CORPORA = ("tatoeba", "multi30k", "general", *DICTIONARY_FILES)
-# the terms the term test holds out (train/term_test.py): corpus TAB English term, one a line
-HELD_OUT_TERMS = REPO_ROOT / "train" / "held_out_terms.tsv"
+# how many distinct English terms the term test (train/term_test.py) holds out of each dictionary
+HELD_OUT_COUNTS = {"ding-terms": 500, "freedict-terms": 200}
+HELD_OUT_SEED = 51  # issue #51
 
 
 class MixtureError(ValueError):
@@ -233,10 +236,34 @@ def term_key(english: str) -> str:
     return normalize_text(english).casefold()
 
 
-def held_out_terms(path: Path = HELD_OUT_TERMS) -> set[str]:
-    """The term keys (term_key) of the term test's held-out terms, whichever dictionary."""
-    rows = [line.split("\t") for line in read_lines(path)[1:]]  # the first line is a header
-    return {term_key(row[1]) for row in rows}
+def dictionary_senses(data_dir: Path, corpus: str) -> dict[str, tuple[str, list[str]]]:
+    """term_key -> (the English as first written, every listed sense), cleaned as training cleans
+    the dictionary's pairs; empty when the file is missing."""
+    target, name = next(iter(DICTIONARY_FILES[corpus].items()))
+    path = data_dir / name
+    if not path.is_file():
+        return {}
+    senses: dict[str, tuple[str, list[str]]] = {}
+    for example in clean_pairs(target, read_tsv_pairs(path)):
+        _, listed = senses.setdefault(term_key(example.source_text), (example.source_text, []))
+        listed.append(example.target_text)
+    return senses
+
+
+def choose_terms(keys: list[str], count: int, seed: int = HELD_OUT_SEED) -> list[str]:
+    """``count`` of the keys at random (all of them when there are fewer), the same for the same
+    keys and seed in every run, whatever order they were read in."""
+    return random.Random(seed).sample(sorted(keys), min(count, len(keys)))
+
+
+def held_out_terms(data_dir: Path) -> dict[str, list[str]]:
+    """The term test's held-out terms, per dictionary: HELD_OUT_COUNTS of its distinct English
+    terms (term_key), drawn with HELD_OUT_SEED from the whole file (never from a dry run's first
+    lines), in the order drawn."""
+    return {
+        corpus: choose_terms(list(dictionary_senses(data_dir, corpus)), count)
+        for corpus, count in HELD_OUT_COUNTS.items()
+    }
 
 
 def dictionary_examples(
@@ -244,25 +271,28 @@ def dictionary_examples(
 ) -> list[Example]:
     """The training pairs of each dictionary the mixture gives a weight above 0, without any
     row whose English is a held-out term (in every dictionary: the test's terms never train)."""
+    weighed = [  # a dictionary of weight 0 is not read at all: the default corpus stays as it was
+        (target, name, corpus_weight(weights, corpus, target))
+        for corpus, files in DICTIONARY_FILES.items()
+        for target, name in files.items()
+        if corpus_weight(weights, corpus, target)
+    ]
+    if not weighed:
+        return []
+    held_out = {key for keys in held_out_terms(data_dir).values() for key in keys}
     examples = []
-    held_out = held_out_terms()
-    for corpus, files in DICTIONARY_FILES.items():
-        for target, name in files.items():
-            weight = corpus_weight(weights, corpus, target)
-            path = data_dir / name
-            if not weight:  # not read at all: the default mixture's corpus stays as it was
-                continue
-            if not path.is_file():
-                notes.append(f"skipped {path}: not found")
-                continue
-            pairs = read_tsv_pairs(path, limit)
-            cleaned = clean_pairs(target, pairs)
-            kept = [e for e in cleaned if term_key(e.source_text) not in held_out]
-            examples.extend(repeat_by_weight(kept, weight))
-            notes.append(
-                f"{name}: {len(pairs)} pairs, {len(kept)} kept after cleaning and leaving out "
-                f"the held-out terms, weight {weight:g}"
-            )
+    for target, name, weight in weighed:
+        path = data_dir / name
+        if not path.is_file():
+            notes.append(f"skipped {path}: not found")
+            continue
+        pairs = read_tsv_pairs(path, limit)
+        kept = [e for e in clean_pairs(target, pairs) if term_key(e.source_text) not in held_out]
+        examples.extend(repeat_by_weight(kept, weight))
+        notes.append(
+            f"{name}: {len(pairs)} pairs, {len(kept)} kept after cleaning and leaving out "
+            f"the held-out terms, weight {weight:g}"
+        )
     return examples
 
 

@@ -2,13 +2,12 @@
 
     python -m train.term_test --model pretrained/en-de-fr                # score, print JSON
     python -m train.term_test --model pretrained/en-de-fr --card pretrained/en-de-fr
-    python -m train.term_test --choose      # write the held-out list (once; fixed seed)
 
-The held-out list (train/held_out_terms.tsv, HELD_OUT_TERMS) names 500 English terms of Ding's
-en-de terms and 200 of FreeDict's en-fr terms, drawn at random with a fixed seed from each
-dictionary's distinct English terms; the trainer leaves every row of them out of training
-(train/data.py). Only the English terms are kept in the repository; their senses (one row of the
-dictionary per sense, several rows for one English term) are read from --data-dir.
+The held-out terms (train/data.py held_out_terms) are 500 English terms of Ding's en-de terms and
+200 of FreeDict's en-fr terms, drawn at random with a fixed seed from each dictionary's distinct
+English terms whenever they are needed; the trainer leaves every row of them out of training.
+Nothing of the dictionaries (GPL-2+) is kept in the repository: the terms and their senses (one
+row of the dictionary per sense, several rows for one English term) are read from --data-dir.
 
 Each term is translated twice (Translator.translate_batch, beam 4, length penalty 0.6): alone,
 and inside one fixed carrier sentence, "The word is X." A translation matches when one of the
@@ -23,7 +22,6 @@ dictionary rows are held out, not the words, and most of FreeDict's are everyday
 
 from __future__ import annotations
 
-import random
 import re
 import sys
 from dataclasses import dataclass
@@ -35,18 +33,15 @@ from core.text.tokenizer import normalize_text
 from core.translator import Translator
 from train.data import (
     DICTIONARY_FILES,
-    HELD_OUT_TERMS,
-    clean_pairs,
+    HELD_OUT_COUNTS,
+    HELD_OUT_SEED,
+    dictionary_senses,
+    held_out_terms,
     load_corpus,
-    read_lines,
-    read_tsv_pairs,
-    term_key,
 )
 from train.study_args import command_line, publish, study_parser
 
-TERM_CORPORA = ("ding-terms", "freedict-terms")  # the dictionaries the test draws terms from
-HELD_OUT_COUNTS = {"ding-terms": 500, "freedict-terms": 200}
-SEED = 51  # issue #51
+TERM_CORPORA = tuple(HELD_OUT_COUNTS)  # the dictionaries the test draws terms from
 CARRIER = "The word is {}."
 # the carrier's translation without the term, as the shipped model writes it
 CARRIER_TRANSLATIONS = {"de": "Das Wort ist", "fr": "Le mot est"}
@@ -62,43 +57,18 @@ class Term:
     in_sentences: bool = False  # its English occurs in the training sentences (as whole words)
 
 
-def dictionary_senses(data_dir: Path, corpus: str) -> dict[str, tuple[str, list[str]]]:
-    """term_key -> (the English as first written, every listed sense), cleaned as the trainer
-    cleans the dictionary's pairs."""
-    target, name = next(iter(DICTIONARY_FILES[corpus].items()))
-    senses: dict[str, tuple[str, list[str]]] = {}
-    for example in clean_pairs(target, read_tsv_pairs(data_dir / name)):
-        _, listed = senses.setdefault(term_key(example.source_text), (example.source_text, []))
-        listed.append(example.target_text)
-    return senses
-
-
-def choose_terms(keys: list[str], count: int, seed: int = SEED) -> list[str]:
-    """``count`` of the keys at random, the same for the same keys and seed in every run."""
-    return random.Random(seed).sample(sorted(keys), count)
-
-
-def write_held_out(data_dir: Path, path: Path = HELD_OUT_TERMS) -> None:
-    lines = ["corpus\tterm"]
-    for corpus, count in HELD_OUT_COUNTS.items():
-        senses = dictionary_senses(data_dir, corpus)
-        lines += [f"{corpus}\t{senses[key][0]}" for key in choose_terms(list(senses), count)]
-    path.write_text("\n".join(lines) + "\n")
-
-
-def held_out_test(data_dir: Path, path: Path = HELD_OUT_TERMS) -> list[Term]:
+def held_out_test(data_dir: Path) -> list[Term]:
     """The held-out terms with their senses from the dictionaries in data_dir, each marked by
     whether the English of the sentence corpora (the default mixture's training pairs) has it:
     the dictionary rows are held out, not the words."""
-    rows = [line.split("\t") for line in read_lines(path)[1:]]
     sentences = sorted({e.source_text for e in load_corpus(data_dir).train})
     shown = sentences_with_words(sentences)
     terms = []
-    for corpus in TERM_CORPORA:
+    for corpus, keys in held_out_terms(data_dir).items():
         senses = dictionary_senses(data_dir, corpus)
         target = next(iter(DICTIONARY_FILES[corpus]))
-        for _, english in (row for row in rows if row[0] == corpus):
-            first_written, listed = senses[term_key(english)]
+        for key in keys:
+            first_written, listed = senses[key]
             seen = any(
                 contains_sense(sentences[i], (first_written,))
                 for i in candidate_sentences(first_written, shown)
@@ -199,8 +169,8 @@ def term_test_record(translator: Translator, terms: list[Term], command: str) ->
     """card.json's ``term_test``: the scores and how they were made."""
     return {
         "command": command,
-        "held_out": str(HELD_OUT_TERMS.relative_to(HELD_OUT_TERMS.parents[1])),
-        "seed": SEED,
+        "held_out": ", ".join(f"{count} of {corpus}" for corpus, count in HELD_OUT_COUNTS.items()),
+        "seed": HELD_OUT_SEED,
         "carrier": CARRIER,
         "carrier_translations": CARRIER_TRANSLATIONS,
         "beam_size": BEAM_SIZE,
@@ -212,20 +182,11 @@ def term_test_record(translator: Translator, terms: list[Term], command: str) ->
 def main(argv: list[str] | None = None) -> int:
     parser = study_parser("python -m train.term_test", __doc__, "the result")
     parser.add_argument(
-        "--choose",
-        action="store_true",
-        help=f"draw the held-out terms (seed {SEED}) and write {HELD_OUT_TERMS.name}, then stop",
-    )
-    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="score the first 5 terms of each dictionary only, and write no card",
     )
     args = parser.parse_args(argv)
-    if args.choose:
-        write_held_out(args.data_dir)
-        print(f"wrote {HELD_OUT_TERMS}")
-        return 0
     torch.set_num_threads(args.threads)
     terms = held_out_test(args.data_dir)
     if args.dry_run:

@@ -165,9 +165,7 @@ def test_the_mixture_line_names_a_dictionary_only_when_the_run_trained_on_it():
     recipe = {"mixture": shipped + ",ding-sentences=1,ding-terms=0.05"}
     line = card.mixture_text(recipe)
     assert line.startswith("tatoeba 1, multi30k 6, general 3 (en-fr 2), ding-sentences 1, ")
-    assert line.endswith(
-        "ding-terms 0.05; the term test's held-out terms left out (train/held_out_terms.tsv)"
-    )
+    assert line.endswith("ding-terms 0.05; the term test's held-out terms left out")
     assert "freedict" not in line
     named = card.trained_dictionaries(recipe)
     assert [d["pairs"] for d in named] == [21478, 357405]
@@ -177,6 +175,7 @@ def test_the_mixture_line_names_a_dictionary_only_when_the_run_trained_on_it():
 def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
     term_test = {
         "command": "python -m train.term_test --model m",
+        "held_out": "500 of ding-terms, 200 of freedict-terms",
         "seed": 51,
         "carrier": "The word is {}.",
         "carrier_translations": {"de": "Das Wort ist", "fr": "Le mot est"},
@@ -199,6 +198,7 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
     section = "\n".join(card.term_test_section(term_test))
     assert "| freedict-terms | en-fr | 200 | 21.0% | 19.5% | 45 | 4.4% | 2.2% | 96.0% |" in section
     assert card.percent(None) == "-"  # a dictionary whose terms the sentences all show
+    assert "(500 of ding-terms, 200 of freedict-terms, drawn at random" in section
     assert '"The word is X."' in section and "`python -m train.term_test --model m`" in section
     assert "FreeDict" in section and "GPL-2+" in section and "Ding" not in section
     counts = {"sentences": 1012, "sentences_with_leak": 7, "words": 9, "most_frequent": ["und 2"]}
