@@ -19,6 +19,7 @@ from app.shared_cache import shared
 from core import (
     DEFAULT_MODEL,
     LANGUAGES,
+    PAPER_DECODING,
     CheckpointError,
     InputError,
     Request,
@@ -57,8 +58,8 @@ class Settings:
 
     text: str = EXAMPLES[0]
     to: str = "de"
-    beam: int = 4
-    alpha: float = 0.6
+    beam: int = PAPER_DECODING.beam_size
+    alpha: float = PAPER_DECODING.alpha
     present: bool = False
     img: str = "png"
 

@@ -55,7 +55,7 @@ def measure(args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
     translator = Translator.load(args.model)
     sources, references = test_set(args)
-    translator.translate_batch(sources[:1], args.target, args.beam_size, args.length_penalty)
+    translator.translate_batch(sources[:1], args.target, args.beam_size, args.alpha)
     start = time.perf_counter()
     result = evaluate(
         translator,
@@ -63,7 +63,7 @@ def measure(args: argparse.Namespace) -> dict:
         references,
         args.target,
         args.beam_size,
-        args.length_penalty,
+        args.alpha,
         progress=False,
     )
     seconds = time.perf_counter() - start
@@ -85,7 +85,7 @@ def run_worker(args: argparse.Namespace, source: Path) -> dict:
 
 
 def worker_flags(args: argparse.Namespace) -> list[str]:
-    names = ["model", "target", "sentences", "beam_size", "length_penalty", "threads", "data_dir"]
+    names = ["model", "target", "sentences", "beam_size", "alpha", "threads", "data_dir"]
     flags = [f"--{name.replace('_', '-')}={getattr(args, name)}" for name in names]
     return flags + (["--dry-run"] if args.dry_run else [])
 
@@ -117,8 +117,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--model", type=Path, help="model directory (default: the shipped model)")
     add("--target", default="de", choices=["de", "fr"], help="target language (default: de)")
     add("--sentences", type=int, default=200, help="first N test sentences (default: 200)")
+    # the defaults are core's PAPER_DECODING, written out: a worker imports the baseline's core
     add("--beam-size", type=int, default=4, help="beam size (default: %(default)s)")
-    add("--length-penalty", type=float, default=0.6, help="GNMT alpha (default: %(default)s)")
+    add(
+        "--alpha",
+        "--length-penalty",
+        dest="alpha",
+        type=float,
+        default=0.6,
+        help="the GNMT length penalty's alpha (default: %(default)s)",
+    )
     add(
         "--threads",
         type=int,

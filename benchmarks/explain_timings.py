@@ -47,7 +47,7 @@ TOP = 3  # source pieces shown per lens
 def time_lenses(translator: Translator, repeat: int) -> dict[str, float]:
     """Every lens for the middle piece of LONG_SENTENCE's translation, and how complete the
     integrated gradients are there (Captum's delta over the attributed change)."""
-    result = translator.translate(LONG_SENTENCE, "de", 4, 0.6, trace=True)
+    result = translator.translate(LONG_SENTENCE, "de", trace=True)
     position = len(result.output_tokens) // 2
     found = lenses(translator.model, result, position)  # warm up
     integrated = found.values["integrated gradients"]
@@ -95,7 +95,7 @@ def convergence(translator: Translator, steps: tuple[int, ...] = (64, 128, 256))
     of the change it attributes, f(x) - f(0), over five output pieces of three sentences."""
     cases = []
     for sentence in (LONG_SENTENCE, *COREFERENCE_PAIR):
-        result = translator.translate(sentence, "de", 4, 0.6, trace=True)
+        result = translator.translate(sentence, "de", trace=True)
         length = len(result.output_tokens)
         cases += [(result, position) for position in np.linspace(1, length - 2, 5, dtype=int)]
     for count in steps:
@@ -117,7 +117,7 @@ def report(translator: Translator) -> None:
     pieces it ranks highest for the pronoun, and Kendall's tau between the lenses."""
     tokenizer = translator.tokenizer
     for sentence in COREFERENCE_PAIR:
-        result = translator.translate(sentence, "de", 4, 0.6, trace=True)
+        result = translator.translate(sentence, "de", trace=True)
         position = next(i for i, piece in enumerate(result.output_tokens) if piece in PRONOUNS)
         found = lenses(translator.model, result, position)
         print(f"\n{sentence}\n→ {result.text}")

@@ -6,6 +6,28 @@ from __future__ import annotations
 import argparse
 import math
 
+from core.decoding.search import PAPER_DECODING
+
+
+def add_decoding_flags(parser: argparse.ArgumentParser) -> None:
+    """--beam-size and --alpha (the length penalty's; --length-penalty is its older name), with
+    the paper's decoding (PAPER_DECODING) as their defaults."""
+    parser.add_argument(
+        "--beam-size",
+        type=positive_int,
+        default=PAPER_DECODING.beam_size,
+        help="beam size; 1 is greedy search (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--alpha",
+        "--length-penalty",
+        dest="alpha",
+        type=finite_float,
+        default=PAPER_DECODING.alpha,
+        help="the GNMT length penalty's alpha; 0 ranks by log-probability alone "
+        "(default: %(default)s)",
+    )
+
 
 def positive_int(text: str) -> int:
     """An integer of at least 1, such as a beam size (0 would silently mean greedy search)."""

@@ -20,6 +20,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.decoding.search import PAPER_DECODING
 from core.errors import InputError
 from core.files.model_dir import open_model_dir
 from core.text.tokenizer import normalize_text
@@ -40,8 +41,8 @@ class Request:
     model: str  # the model directory (a str or Path given; kept as a str)
     text: str
     target: str = "de"
-    beam_size: int = 4  # 1 is greedy search
-    alpha: float = 0.6  # the length penalty's alpha (Wu et al. 2016), 0 for none
+    beam_size: int = PAPER_DECODING.beam_size  # 1 is greedy search
+    alpha: float = PAPER_DECODING.alpha  # the length penalty's alpha (Wu et al. 2016), 0: none
     max_length: int | None = None  # output tokens, eos included; None: 1.5 x the source + 10
 
     def __post_init__(self) -> None:

@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Iterator
 
-from core.cli import finite_float, positive_int
+from core.cli import add_decoding_flags
 from core.files.checkpoint import CheckpointError
 from core.text.sentences import is_sentence, translate_by_sentence
 from core.translator import DEFAULT_MODEL, Translator
@@ -35,12 +35,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--target", default="de", help="target language, one of the model's (ours: de, fr)"
     )
-    parser.add_argument(
-        "--beam-size", type=positive_int, default=4, help="beam size; 1 is greedy search"
-    )
-    parser.add_argument(
-        "--length-penalty", type=finite_float, default=0.6, help="GNMT length penalty alpha"
-    )
+    add_decoding_flags(parser)
     parser.add_argument(
         "--split-sentences",
         action="store_true",
@@ -70,7 +65,7 @@ def decoded(raw: bytes) -> str:
 
 def translate_line(translator: Translator, text: str, args: argparse.Namespace) -> str:
     def translate(sentence: str) -> str:
-        return translator.translate(sentence, args.target, args.beam_size, args.length_penalty).text
+        return translator.translate(sentence, args.target, args.beam_size, args.alpha).text
 
     if not args.split_sentences or not is_sentence(text):  # the latter: the usual InputError
         return translate(text)

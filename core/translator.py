@@ -29,7 +29,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from core.decoding.search import BeamStep, Hypothesis, batch_beam_search, beam_search, greedy_decode
+from core.decoding.search import (
+    PAPER_DECODING,
+    BeamStep,
+    Hypothesis,
+    batch_beam_search,
+    beam_search,
+    greedy_decode,
+)
 from core.errors import InputError
 from core.files.model_dir import MODEL_FILE, open_model_dir
 from core.inspection.labelled_attention import (
@@ -241,8 +248,8 @@ class Translator:
         self,
         text: str,
         target: str = "de",
-        beam_size: int = 4,
-        alpha: float = 0.6,
+        beam_size: int = PAPER_DECODING.beam_size,
+        alpha: float = PAPER_DECODING.alpha,
         trace: bool = False,
         max_length: int | None = None,
     ) -> Translation:
@@ -349,8 +356,8 @@ class Translator:
         self,
         texts: list[str],
         target: str = "de",
-        beam_size: int = 4,
-        alpha: float = 0.6,
+        beam_size: int = PAPER_DECODING.beam_size,
+        alpha: float = PAPER_DECODING.alpha,
         progress: Callable[[int], object] | None = None,
     ) -> list[str]:
         """Translate many sentences (evaluation) as :meth:`translate` does, in batches of

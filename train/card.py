@@ -19,6 +19,8 @@ import math
 import sys
 from pathlib import Path, PurePath
 
+from core.cli import positive_int
+from core.decoding.search import PAPER_DECODING
 from core.files.model_dir import ModelDir, RunDir
 from core.text.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
@@ -135,7 +137,7 @@ def score_sets(
         for name, (sources, references) in sets.items():
             if limit:
                 sources, references = sources[:limit], references[:limit]
-            result = evaluate(translator, sources, references, target, beam_size, LENGTH_PENALTY)
+            result = evaluate(translator, sources, references, target, beam_size)
             scores.append(
                 {
                     "set": name,
@@ -171,7 +173,6 @@ EXAMPLES = [
     "His cat hates hiking.",
     "The children are sleeping, so please be quiet.",
 ]
-LENGTH_PENALTY = 0.6  # the GNMT alpha every score and example here is decoded with
 AUGMENTATION_KEYS = (  # train/augment.py
     "concat_fraction",
     "copy_fraction",
@@ -186,9 +187,7 @@ def example_translations(translator: Translator) -> list[dict]:
         {
             "source": text,
             "target": target,
-            "translation": translator.translate(
-                text, target, beam_size=4, alpha=LENGTH_PENALTY
-            ).text,
+            "translation": translator.translate(text, target).text,  # PAPER_DECODING
         }
         for text in EXAMPLES
         for target in sorted(LANGUAGES)
@@ -441,7 +440,7 @@ def scores_section(scores: list[dict]) -> list[str]:
         lines += [
             "",
             f"BLEU signature `{bleu}`; chrF signature `{chrf}`; beam {beam}, length penalty "
-            f"{LENGTH_PENALTY}.",
+            f"alpha {PAPER_DECODING.alpha}.",
         ]
     return lines
 
@@ -462,7 +461,7 @@ def term_test_section(record: dict | None) -> list[str]:
         f'"{record["carrier"].format("X")}" (there, only the words after the carrier\'s own '
         f"translation, {' / '.join(repr(t) for t in record['carrier_translations'].values())}, "
         f"when the output starts with it); beam {record['beam_size']}, length penalty "
-        f"{record['length_penalty']}. `{record['command']}`",
+        f"alpha {record['alpha']}. `{record['command']}`",
         "",
         "| dictionary | pair | terms | alone | in the carrier | terms the training sentences "
         "never show | alone | in the carrier | outputs that start with the carrier's translation |",
@@ -495,7 +494,7 @@ def leakage_section(record: dict | None) -> list[str]:
         "occurs in that language's side of the training sentences, never in its own "
         "language's side, and not in the English source; the references, counted by the same "
         f"rule, show its false alarms. Beam {record['beam_size']}, length penalty "
-        f"{record['length_penalty']}. `{record['command']}`",
+        f"alpha {record['alpha']}. `{record['command']}`",
         "",
         "| pair | words of | translations with such a word | words | most frequent | "
         "references with such a word | words |",
@@ -750,7 +749,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--data-dir", type=Path, default=default_data_dir(), help="corpora folder, as for training"
     )
-    parser.add_argument("--beam-size", type=int, default=4, help="beam size for the scores")
+    parser.add_argument(
+        "--beam-size",
+        type=positive_int,
+        default=PAPER_DECODING.beam_size,
+        help="beam size for the scores (default: %(default)s)",
+    )
     parser.add_argument(
         "--valid-sentences", type=int, default=1000, help="validation pairs scored per language"
     )

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.cli import finite_float, non_negative_int, positive_int
+from core.cli import add_decoding_flags, non_negative_int
+from core.decoding.search import PAPER_DECODING
 from core.device import DEVICE_CHOICES, DEVICE_HELP, resolve_device
 from core.files.checkpoint import CheckpointError
 from core.scoring import score_translations
@@ -44,8 +45,8 @@ def evaluate(
     sources: list[str],
     references: list[str],
     target: str,
-    beam_size: int = 4,
-    alpha: float = 0.6,
+    beam_size: int = PAPER_DECODING.beam_size,
+    alpha: float = PAPER_DECODING.alpha,
     progress: bool = True,
     split_sentences: bool = False,
 ) -> dict:
@@ -103,12 +104,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--tsv", type=Path, help="instead of --src/--ref: source TAB reference per line"
     )
-    parser.add_argument(
-        "--beam-size", type=positive_int, default=4, help="beam size; 1 is greedy search"
-    )
-    parser.add_argument(
-        "--length-penalty", type=finite_float, default=0.6, help="GNMT length penalty alpha"
-    )
+    add_decoding_flags(parser)
     parser.add_argument(
         "--limit",
         type=non_negative_int,
@@ -168,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             references,
             args.target,
             args.beam_size,
-            args.length_penalty,
+            args.alpha,
             progress=not args.quiet,
             split_sentences=args.split_sentences,
         )

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+from core.decoding.search import PAPER_DECODING
 from core.files.checkpoint import CheckpointError
 from core.files.marian import EMBEDDING_NAMES, OUTPUT_BIAS_NAME, hf_name
 from core.files.model_dir import TRUECASE_FILE
@@ -115,9 +116,9 @@ def hf_model(model: Transformer):
         pad_token_id=config.pad_id,
         bad_words_ids=[[config.pad_id]] if config.suppress_pad else None,
         max_length=config.max_len,
-        num_beams=4,  # as the lab translates; the length penalty differs, see README.md
+        num_beams=PAPER_DECODING.beam_size,  # as the lab translates; lp differs, see README.md
         early_stopping=True,
-        length_penalty=0.6,
+        length_penalty=PAPER_DECODING.alpha,
     )
     return exported
 

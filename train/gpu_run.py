@@ -133,7 +133,7 @@ def score(args: argparse.Namespace, model: Path, device: str) -> dict:
                     sources[:REHEARSAL_SENTENCES],
                     references[:REHEARSAL_SENTENCES],
                 )
-            result = evaluate(translator, sources, references, target, beam_size=4, progress=False)
+            result = evaluate(translator, sources, references, target, progress=False)
             result.pop("hypotheses")
             scores[f"{name} en-{target}"] = result
     return scores

@@ -23,14 +23,12 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from core.cli import finite_float, positive_int, whole_number
+from core.cli import add_decoding_flags, positive_int, whole_number
 from core.device import DEVICE_CHOICES, DEVICE_HELP, resolve_device
 from core.files.checkpoint import CheckpointError
 from core.files.model_dir import HEADS_FILE, ModelDir, open_model_dir
 from core.inspection.ablation import all_heads
 from core.inspection.head_survey import (
-    ALPHA,
-    BEAM_SIZE,
     SamplePair,
     check_counts,
     pruning_counts,
@@ -108,15 +106,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="points of the pruning curve, heads off, comma-separated (default: 0, 1/24, 1/12, "
         "1/6, 1/3, 1/2, 2/3, 5/6 and all of the heads; with --dry-run 0, half and all)",
     )
-    parser.add_argument(
-        "--beam-size", type=positive_int, default=BEAM_SIZE, help="beam size (default 4)"
-    )
-    parser.add_argument(
-        "--length-penalty",
-        type=finite_float,
-        default=ALPHA,
-        help="GNMT length penalty alpha (default 0.6, as the model card)",
-    )
+    add_decoding_flags(parser)
     parser.add_argument(
         "--output",
         type=Path,
@@ -157,7 +147,7 @@ def check_writable(path: Path) -> None:
 
 def prepare(args: argparse.Namespace) -> tuple[Translator, str, list[SamplePair], str]:
     """Load the model (its sha256 first), check the flags, read the sample."""
-    check_decoding(args.beam_size, args.length_penalty)
+    check_decoding(args.beam_size, args.alpha)
     sha256 = open_model_dir(args.model).model_sha256()
     translator = Translator.load(args.model, resolve_device(args.device))
     resolve_defaults(args, len(all_heads(translator)))
@@ -194,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
                 description,
                 args.heads_off,
                 args.beam_size,
-                args.length_penalty,
+                args.alpha,
                 progress,
             )
         except InputError as error:

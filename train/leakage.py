@@ -7,7 +7,7 @@ The rule: a word of a translation into one language (a run of letters, case fold
 the other language when it occurs in the other language's side of the training sentences (the
 default mixture's corpora: Tatoeba, Multi30k train, general), never in its own language's side,
 and not in the English source sentence (a name copied from the source is no leak). FLORES-200
-devtest is translated with beam 4, length penalty 0.6; its human references are counted by the
+devtest is translated with the paper's beam 4 and alpha 0.6; its human references are counted by the
 same rule, as the rule's own false alarms.
 """
 
@@ -20,13 +20,13 @@ from pathlib import Path
 
 import torch
 
+from core.decoding.search import PAPER_DECODING
 from core.text.tokenizer import LANGUAGES
 from core.translator import Translator
 from train.data import flores_devtest, load_corpus
 from train.study_args import command_line, publish, study_parser
 
 WORD = re.compile(r"[^\W\d_]+")  # a run of letters
-BEAM_SIZE, LENGTH_PENALTY = 4, 0.6
 SHOWN = 10  # the most frequent leaked words a count lists
 
 
@@ -71,7 +71,7 @@ def leakage_record(translator: Translator, data_dir: Path, limit: int | None, co
     for target in sorted(LANGUAGES):
         other = next(language for language in LANGUAGES if language != target)
         sources, references = (lines[:limit] for lines in flores_devtest(data_dir, target))
-        outputs = translator.translate_batch(sources, target, BEAM_SIZE, LENGTH_PENALTY)
+        outputs = translator.translate_batch(sources, target)
         own, foreign = vocabularies[target], vocabularies[other]
         results.append(
             {
@@ -84,8 +84,8 @@ def leakage_record(translator: Translator, data_dir: Path, limit: int | None, co
     return {
         "command": command,
         "test_set": "FLORES-200 devtest",
-        "beam_size": BEAM_SIZE,
-        "length_penalty": LENGTH_PENALTY,
+        "beam_size": PAPER_DECODING.beam_size,
+        "alpha": PAPER_DECODING.alpha,
         "results": results,
     }
 

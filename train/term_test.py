@@ -9,7 +9,7 @@ English terms whenever they are needed; the trainer leaves every row of them out
 Nothing of the dictionaries (GPL-2+) is kept in the repository: the terms and their senses (one
 row of the dictionary per sense, several rows for one English term) are read from --data-dir.
 
-Each term is translated twice (Translator.translate_batch, beam 4, length penalty 0.6): alone,
+Each term is translated twice (Translator.translate_batch, the paper's beam 4 and alpha 0.6): alone,
 and inside one fixed carrier sentence, "The word is X." A translation matches when one of the
 term's listed senses occurs in it as whole words, case-insensitively, after normalize_text (the
 output's own normalisation): alone, anywhere in the output ("der Fuchs" matches "Fuchs"); in the
@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from core.decoding.search import PAPER_DECODING
 from core.text.tokenizer import normalize_text
 from core.translator import Translator
 from train.data import (
@@ -45,7 +46,6 @@ TERM_CORPORA = tuple(HELD_OUT_COUNTS)  # the dictionaries the test draws terms f
 CARRIER = "The word is {}."
 # the carrier's translation without the term, as the shipped model writes it
 CARRIER_TRANSLATIONS = {"de": "Das Wort ist", "fr": "Le mot est"}
-BEAM_SIZE, LENGTH_PENALTY = 4, 0.6
 
 
 @dataclass(frozen=True)
@@ -128,10 +128,8 @@ def score_terms(translator: Translator, terms: list[Term]) -> list[dict]:
             continue
         target = chosen[0].target
         english = [term.english for term in chosen]
-        alone = translator.translate_batch(english, target, BEAM_SIZE, LENGTH_PENALTY)
-        carried = translator.translate_batch(
-            [CARRIER.format(text) for text in english], target, BEAM_SIZE, LENGTH_PENALTY
-        )
+        alone = translator.translate_batch(english, target)
+        carried = translator.translate_batch([CARRIER.format(text) for text in english], target)
         alone_hits = [contains_sense(out, term.senses) for out, term in zip(alone, chosen)]
         carrier_hits = [
             contains_sense(term_part_of_carrier(out, target), term.senses)
@@ -173,8 +171,8 @@ def term_test_record(translator: Translator, terms: list[Term], command: str) ->
         "seed": HELD_OUT_SEED,
         "carrier": CARRIER,
         "carrier_translations": CARRIER_TRANSLATIONS,
-        "beam_size": BEAM_SIZE,
-        "length_penalty": LENGTH_PENALTY,
+        "beam_size": PAPER_DECODING.beam_size,
+        "alpha": PAPER_DECODING.alpha,
         "results": score_terms(translator, terms),
     }
 

@@ -33,6 +33,20 @@ OUTPUT_PER_SOURCE_TOKEN = 1.5
 OUTPUT_SLACK = 10
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """A search's settings: the beam's width (1 is greedy search) and the length penalty's alpha
+    (:func:`length_penalty`; 0 ranks by raw log-probability)."""
+
+    beam_size: int
+    alpha: float
+
+
+# Section 6.1 of the paper: "beam search with a beam size of 4 and length penalty alpha = 0.6".
+# Every score, card, survey and opening view of this project decodes with it.
+PAPER_DECODING = Decoding(beam_size=4, alpha=0.6)
+
+
 def length_penalty(length: int, alpha: float) -> float:
     """GNMT length penalty (Wu et al., 2016): lp(Y) = ((5 + |Y|) / 6) ** alpha.
 
@@ -290,8 +304,8 @@ def follow_parents(cache: Sequence[Cache], parents: list[int], device: torch.dev
 def beam_search(
     model: Decoder,
     source: Tensor,
-    beam_size: int = 4,
-    alpha: float = 0.6,
+    beam_size: int = PAPER_DECODING.beam_size,
+    alpha: float = PAPER_DECODING.alpha,
     max_length: int | None = None,
     trace: bool = False,
     top_k: int | None = None,
@@ -340,8 +354,8 @@ def beam_search(
 def batch_beam_search(
     model: Decoder,
     source: Tensor,
-    beam_size: int = 4,
-    alpha: float = 0.6,
+    beam_size: int = PAPER_DECODING.beam_size,
+    alpha: float = PAPER_DECODING.alpha,
     max_length: int | None = None,
 ) -> list[BeamResult]:
     """Beam search for a batch of sentences, source (B, S) padded: for each sentence the search of

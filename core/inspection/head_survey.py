@@ -29,7 +29,7 @@ The file (JSON, written atomically)::
      "computed_at": "2026-11-24T12:00:00+00:00", "seconds": 812.4,
      "sentences": 200, "targets": {"de": 100, "fr": 100},
      "sample": "<how the sample was chosen>", "sample_sha256": "<sha256 of its text>",
-     "beam_size": 4, "length_penalty": 0.6,
+     "beam_size": 4, "alpha": 0.6,
      "kinds": {"encoder": {"statistics": {"entropy": [[...]], ...}, "importance": [[...]]},
                "decoder": {...}, "cross": {...}},            # every array (layers, heads)
      "pruning": {"order": ["cross L2 H3", "enc L1 H1", ...],  # least important first
@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.decoding.search import PAPER_DECODING
 from core.errors import InputError
 from core.files.checkpoint import CheckpointError, write_text_atomically
 from core.files.model_dir import ModelDir
@@ -77,8 +78,6 @@ if TYPE_CHECKING:  # a type hint only: inspection does not import the translator
 FORMAT = "attention-lab/heads/1"
 # Points of the pruning curve, as shares of all heads: 0, 6, 12, 24, 48, 72, 96, 120, 144 of 144.
 PRUNING_FRACTIONS = (0, 1 / 24, 1 / 12, 1 / 6, 1 / 3, 1 / 2, 2 / 3, 5 / 6, 1)
-BEAM_SIZE = 4  # as the model card scores (train/card.py)
-ALPHA = 0.6
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 Progress = Callable[[str], None]  # called after each unit of work with what was just done
@@ -115,7 +114,7 @@ class HeadSurvey:
     sample: str  # how the sample was chosen, for people
     sample_sha256: str
     beam_size: int
-    length_penalty: float  # alpha, under heads.json's name for it
+    alpha: float  # the length penalty's
     statistics: dict[str, dict[str, np.ndarray]]  # kind -> statistic -> (layers, heads)
     importance: dict[str, np.ndarray]  # kind -> (layers, heads), mean log-probability drop
     pruning_order: list[Head]  # every head, least important first
@@ -252,8 +251,8 @@ def survey(
     model_sha256: str,
     sample: str = "",
     heads_off: Sequence[int] | None = None,
-    beam_size: int = BEAM_SIZE,
-    alpha: float = ALPHA,
+    beam_size: int = PAPER_DECODING.beam_size,
+    alpha: float = PAPER_DECODING.alpha,
     progress: Progress | None = None,
 ) -> HeadSurvey:
     """Survey every head of ``translator`` on ``pairs`` (see the module docstring).
@@ -287,7 +286,7 @@ def survey(
         sample=sample,
         sample_sha256=sample_sha256(pairs),
         beam_size=beam_size,
-        length_penalty=alpha,
+        alpha=alpha,
         statistics=statistics,
         importance=mean_importance,
         pruning_order=order,
@@ -333,7 +332,7 @@ _SCALARS = {
     "sample": str,
     "sample_sha256": str,
     "beam_size": int,
-    "length_penalty": (int, float),
+    "alpha": (int, float),
 }
 
 
@@ -409,6 +408,8 @@ def survey_from_json(obj: object) -> HeadSurvey:
     :class:`InputError`) when it is not of that shape."""
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
         raise ValueError(f"not a {FORMAT!r} object")
+    if "alpha" not in obj and "length_penalty" in obj:  # alpha's name in files before 2026-11-29
+        obj = {**obj, "alpha": obj["length_penalty"]}
     scalars = {name: _typed(obj[name], kind, name) for name, kind in _SCALARS.items()}
     scalars["targets"] = {
         str(target): _typed(count, int, target) for target, count in scalars["targets"].items()

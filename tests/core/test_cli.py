@@ -87,7 +87,8 @@ def test_the_command_line_exits_with_the_status_of_main(tiny_model_dir):
         ("--beam-size", "0", "argument --beam-size: must be at least 1, got 0"),
         ("--beam-size", "-3", "argument --beam-size: must be at least 1, got -3"),
         ("--beam-size", "2.5", "argument --beam-size: not a whole number: '2.5'"),
-        ("--length-penalty", "nan", "argument --length-penalty: must be finite, got 'nan'"),
+        ("--alpha", "nan", "argument --alpha/--length-penalty: must be finite, got 'nan'"),
+        ("--length-penalty", "inf", "argument --alpha/--length-penalty: must be finite, got 'inf'"),
     ],
 )
 @pytest.mark.parametrize("main", [translate, evaluate], ids=["translate", "evaluate"])

@@ -170,7 +170,7 @@ def test_the_file_round_trips_and_is_written_atomically(surveyed, tmp_path):
     for name in ("model_sha256", "computed_at", "seconds", "sentences", "targets", "sample"):
         assert getattr(loaded, name) == getattr(surveyed, name), name
     assert loaded.sample_sha256 == surveyed.sample_sha256
-    assert (loaded.beam_size, loaded.length_penalty) == (BEAM, ALPHA)
+    assert (loaded.beam_size, loaded.alpha) == (BEAM, ALPHA)
     assert loaded.pruning == surveyed.pruning and loaded.pruning_order == surveyed.pruning_order
     assert loaded.bleu_signature == surveyed.bleu_signature
     for kind in KINDS:
@@ -178,6 +178,14 @@ def test_the_file_round_trips_and_is_written_atomically(surveyed, tmp_path):
         for name, values in surveyed.statistics[kind].items():
             np.testing.assert_array_equal(loaded.statistics[kind][name], values)
     assert load_survey(tmp_path / "elsewhere") is None  # no file: nothing computed yet
+
+
+def test_a_file_from_before_alpha_had_its_name_reads_its_length_penalty(surveyed, tmp_path):
+    save_survey(tmp_path / HEADS_FILE, surveyed)
+    written = json.loads((tmp_path / HEADS_FILE).read_text())
+    written["length_penalty"] = written.pop("alpha")
+    (tmp_path / HEADS_FILE).write_text(json.dumps(written))
+    assert load_survey(tmp_path).alpha == ALPHA
 
 
 def test_a_failed_write_keeps_the_previous_file(surveyed, tmp_path, monkeypatch):

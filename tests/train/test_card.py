@@ -180,7 +180,7 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
         "carrier": "The word is {}.",
         "carrier_translations": {"de": "Das Wort ist", "fr": "Le mot est"},
         "beam_size": 4,
-        "length_penalty": 0.6,
+        "alpha": 0.6,
         "results": [
             {
                 "dictionary": "freedict-terms",
@@ -206,7 +206,7 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
         "command": "python -m train.leakage",
         "test_set": "FLORES-200 devtest",
         "beam_size": 4,
-        "length_penalty": 0.6,
+        "alpha": 0.6,
         "results": [
             {
                 "pair": "en-fr",
