@@ -23,8 +23,9 @@ from pathlib import Path
 
 from core.files.model_dir import ModelDir, RunDir, open_model_dir
 from core.text.tokenizer import LANGUAGES, Tokenizer
-from train.card import FLORES_LANGUAGES, vocabulary_study_section, write_card
+from train.card import write_card
 from train.data import CORPORA, corpus_weight, default_data_dir, flores_devtest, parse_mixture
+from train.study_sections import FLORES_LANGUAGES, vocabulary_study_section
 from train.width_study import study_run, unfinished
 
 # Terms from issue #27: the paper's subject, a name, a long German compound, in all three languages

@@ -19,7 +19,8 @@ import argparse
 from pathlib import Path
 
 from core.files.model_dir import ModelDir, RunDir
-from train.card import minutes_at, tokens_seen, width_study_section, write_card
+from train.card import minutes_at, tokens_seen, write_card
+from train.study_sections import width_study_section
 
 FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")
 

@@ -13,7 +13,7 @@ A model directory (the shipped pretrained/en-de-fr, a training run's model/) hol
     card.json        the trainer's        Translator.load (its card),    JSON object (2)
                      export, train.card,  the snapshots' last step,
                      train.width_study    --init-from, train.card
-    card.md          train.card,          the app's Model page           Markdown, for people
+    card.md          train.card_md,       the app's Model page           Markdown, for people
                      train.width_study
     metrics.jsonl    the trainer's        the app's Model and Training   JSON lines (3)
                      export (lineage)     dynamics pages, train.card

@@ -79,7 +79,7 @@ def test_blending_a_run_writes_the_chosen_blend_and_keeps_the_runs_own_model(
 
 
 def test_the_card_says_the_model_is_a_blend_and_shows_the_table():
-    from train.card import training_section
+    from train.card_md import training_section
 
     table = [row(0.0, 40.0, 60.0, 5.0), row(0.7, 40.5, 60.5, 7.0)]
     record = {"start": "pretrained/en-de-fr", "weight": 0.7, "sentences": 500, "beam_size": 4}

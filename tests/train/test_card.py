@@ -1,15 +1,17 @@
 """The model card: written into the run unless asked to ship, recipe read from the run itself."""
 
 import json
+from dataclasses import astuple
 from pathlib import Path
 
 import pytest
 import torch
 
+from core import PAPER_DECODING
 from core.files.model_dir import RunDir
 from core.translator import Translator
 from tests.train.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
-from train import card, lineage
+from train import card, card_md, lineage, sources, study_sections
 from train.final_model import describe_hardware
 
 
@@ -82,7 +84,7 @@ def test_a_study_run_too_short_for_a_throughput_shows_a_dash():
         {"pieces": 480, "parameters": 1000, "tokens_per_second": None, "curve": curve},
         {"pieces": 960, "parameters": 2000, "tokens_per_second": 12345, "curve": curve},
     ]
-    _header, _rule, short, timed = card.equal_minutes_table(study, "pieces", "pieces")
+    _header, _rule, short, timed = study_sections.equal_minutes_table(study, "pieces", "pieces")
     assert short.split(" | ")[2] == "-"
     assert timed.split(" | ")[2] == "12,345"
 
@@ -95,7 +97,7 @@ def test_the_last_mark_of_a_study_is_a_minute_its_runs_reached():
         ]
         return {"d_model": width, "parameters": 1, "tokens_per_second": 1, "curve": curve}
 
-    header, _rule, *rows = card.equal_minutes_table(
+    header, _rule, *rows = study_sections.equal_minutes_table(
         [run(192, 70.02), run(256, 70.0)], "d_model", "w"
     )
     assert header.endswith("| 70 min |")  # not 71, which neither run reached
@@ -109,25 +111,25 @@ def test_the_training_section_says_whether_the_source_is_truecased(tmp_path):
     model_dir.truecase_file.write_text("the (2/3) The (1)\n")
     training = card.training_summary(tmp_path)
     assert training["truecase"] is True
-    assert any("truecased" in line for line in card.training_section(training))
-    assert not any("truecased" in line for line in card.training_section({"truecase": False}))
+    assert any("truecased" in line for line in card_md.training_section(training))
+    assert not any("truecased" in line for line in card_md.training_section({"truecase": False}))
 
 
 def test_the_mfu_line_names_whose_throughput_it_divides():
     measured = {"mfu": 0.12, "peak_tflops": 0.11, "dtype": "fp32"}
-    (line,) = [x for x in card.training_section(measured) if "utilisation" in x]
+    (line,) = [x for x in card_md.training_section(measured) if "utilisation" in x]
     assert "of the mean throughput: 12.0% of the machine's measured fp32 matmul peak" in line
     own = {**measured, "run_tokens_per_second": 1825}  # cards from now on: the last run alone
-    (line,) = [x for x in card.training_section(own) if "utilisation" in x]
+    (line,) = [x for x in card_md.training_section(own) if "utilisation" in x]
     assert "of the last run (1,825 target tokens/s): 12.0%" in line
 
 
 def test_a_continued_run_names_its_hardware_as_the_last_runs_alone():
     first = {"steps": 100, "seconds": 600, "hardware": "CPU, 2 threads"}
-    (line,) = [x for x in card.training_section(first) if "minutes" in x]
+    (line,) = [x for x in card_md.training_section(first) if "minutes" in x]
     assert line.endswith("10 minutes of training steps; on CPU, 2 threads")
     continued = {**first, "steps": 150, "steps_before": 100, "hardware": "CPU, 1 thread"}
-    (line,) = [x for x in card.training_section(continued) if "minutes" in x]
+    (line,) = [x for x in card_md.training_section(continued) if "minutes" in x]
     assert line.endswith("10 minutes of training steps; the last 50 steps on CPU, 1 thread")
 
 
@@ -149,7 +151,7 @@ def test_the_shipped_model_still_writes_its_cards_examples():
     translator = Translator.load()
     examples = translator.card["examples"]
     decoded = [
-        translator.translate(e["source"], e["target"], 4, card.LENGTH_PENALTY).text
+        translator.translate(e["source"], e["target"], *astuple(PAPER_DECODING)).text
         for e in examples
     ]
     assert decoded == [e["translation"] for e in examples] and len(examples) >= 12
@@ -160,14 +162,15 @@ SHIPPED = Path(__file__).resolve().parents[2] / "pretrained" / "en-de-fr"
 
 def test_the_mixture_line_names_a_dictionary_only_when_the_run_trained_on_it():
     shipped = "tatoeba=1,multi30k=6,general=3,general.fr=2"
-    assert card.mixture_text({"mixture": shipped}) == "tatoeba 1, multi30k 6, general 3 (en-fr 2)"
-    assert card.trained_dictionaries({"mixture": shipped}) == []
+    expected = "tatoeba 1, multi30k 6, general 3 (en-fr 2)"
+    assert card_md.mixture_text({"mixture": shipped}) == expected
+    assert sources.trained_dictionaries({"mixture": shipped}) == []
     recipe = {"mixture": shipped + ",ding-sentences=1,ding-terms=0.05"}
-    line = card.mixture_text(recipe)
+    line = card_md.mixture_text(recipe)
     assert line.startswith("tatoeba 1, multi30k 6, general 3 (en-fr 2), ding-sentences 1, ")
     assert line.endswith("ding-terms 0.05; the term test's held-out terms left out")
     assert "freedict" not in line
-    named = card.trained_dictionaries(recipe)
+    named = sources.trained_dictionaries(recipe)
     assert [d["pairs"] for d in named] == [21478, 357405]
     assert {d["license"] for d in named} == {"GPL-2+"}
 
@@ -195,9 +198,9 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
             }
         ],
     }
-    section = "\n".join(card.term_test_section(term_test))
+    section = "\n".join(study_sections.term_test_section(term_test))
     assert "| freedict-terms | en-fr | 200 | 21.0% | 19.5% | 45 | 4.4% | 2.2% | 96.0% |" in section
-    assert card.percent(None) == "-"  # a dictionary whose terms the sentences all show
+    assert study_sections.percent(None) == "-"  # a dictionary whose terms the sentences all show
     assert "(500 of ding-terms, 200 of freedict-terms, drawn at random" in section
     assert '"The word is X."' in section and "`python -m train.term_test --model m`" in section
     assert "FreeDict" in section and "GPL-2+" in section and "Ding" not in section
@@ -216,11 +219,11 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
             }
         ],
     }
-    section = "\n".join(card.leakage_section(leakage))
+    section = "\n".join(study_sections.leakage_section(leakage))
     assert "| en-fr | de | 7 of 1012 | 9 | und 2 | 1 of 1012 | 1 |" in section
-    assert card.term_test_section(None) == card.leakage_section(None) == []
+    assert study_sections.term_test_section(None) == study_sections.leakage_section(None) == []
 
 
 def test_the_shipped_card_md_is_what_the_card_code_makes_of_its_card_json():
     shipped = json.loads((SHIPPED / "card.json").read_text())
-    assert card.card_markdown(shipped) == (SHIPPED / "card.md").read_text()
+    assert card_md.card_markdown(shipped) == (SHIPPED / "card.md").read_text()

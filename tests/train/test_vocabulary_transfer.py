@@ -13,7 +13,7 @@ from support.tiny_corpus import tiny_corpus
 from tests.conftest import FINAL_STEP
 from tests.train.test_train import data_dir  # noqa: F401  (a fixture)
 from tests.training import run_train
-from train.card import training_section
+from train.card_md import training_section
 from train.vocabulary_transfer import WORD_START, main, old_pieces_of, transfer
 
 
