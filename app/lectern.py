@@ -12,7 +12,9 @@ keystroke that types or click into it; Space then types a space as ever. Keys wi
 Meta are the browser's (Alt+← goes back a page).
 
 The listener is installed once per browser tab and reads which buttons to press from the page's
-marker element (a page without one has no lectern keys), so that it follows page changes.
+marker element (a page without one has no lectern keys), so that it follows page changes. An
+open deck's marker (app/deck_controls.py, in the sidebar) comes first: with a deck, a click is
+the deck's next view, whatever the page's own steps.
 
 At the last step a forward key does nothing, and Play turns itself off (:func:`play_toggle`).
 """
@@ -29,6 +31,7 @@ FORWARD_KEYS = ("ArrowRight", "PageDown", "Space")
 BACK_KEYS = ("ArrowLeft", "PageUp", "Shift+Space")
 HINT = "Lectern keys: → PageDown Space step forward, ← PageUp Shift+Space step back."
 MARKER = "lectern-keys"
+DECK_MARKER = "lectern-deck-keys"
 
 SCRIPT = f"""<script>
 (() => {{
@@ -48,7 +51,7 @@ SCRIPT = f"""<script>
   const typing = (element, event) =>
     isText(element) && (!sent.has(element) || event.key === " ");
   const stepButton = (step) => {{
-    const marker = document.querySelector(".{MARKER}");
+    const marker = document.querySelector(".{DECK_MARKER}") ?? document.querySelector(".{MARKER}");
     const key = marker?.dataset[step > 0 ? "forward" : "back"];
     return key ? document.querySelector(`.st-key-${{key}} button`) : null;
   }};
@@ -81,16 +84,17 @@ SCRIPT = f"""<script>
 </script>"""
 
 CSS = f"""<style>
-[data-testid="stMain"] .stElementContainer:has(.{MARKER}) {{ display: none; }}
+.stElementContainer:has(.{MARKER}, .{DECK_MARKER}) {{ display: none; }}
 </style>"""
 
 
-def keys(back: str, forward: str) -> None:
+def keys(back: str, forward: str, marker: str = MARKER) -> None:
     """The lectern keys for this page: they press the buttons whose widget keys are ``back`` and
-    ``forward``. In presentation mode the keys are told once per session (a toast)."""
+    ``forward`` (an open deck's, with ``marker`` DECK_MARKER, before the page's). In
+    presentation mode the keys are told once per session (a toast)."""
     st.html(CSS)
     st.html(
-        f'<span class="{MARKER}" data-back="{back}" data-forward="{forward}" hidden></span>'
+        f'<span class="{marker}" data-back="{back}" data-forward="{forward}" hidden></span>'
         f"{SCRIPT}",
         unsafe_allow_javascript=True,
     )

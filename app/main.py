@@ -6,7 +6,7 @@ lives in the URL. The model comes from $ATTENTION_LAB_MODEL, else from pretraine
 
 import streamlit as st
 
-from app import admission, memory, state, ui
+from app import admission, deck_controls, memory, state, ui
 
 ABOUT = (
     "Attention Lab: a Transformer translating English into German and French, and what its "
@@ -61,7 +61,9 @@ st.set_page_config(
 with admission.TURN:  # at most admission.SLOTS runs compute at once: app/admission.py
     state.use_one_thread()
     page = st.navigation(PAGES, expanded=True)  # all thirteen links: Streamlit folds a long list
+    deck_controls.follow()  # a deck's step asked for: its page, before any widget is drawn
     ui.sidebar()
+    deck_controls.sidebar(page)
     ui.sentence_banner()  # on every page: with the sidebar collapsed it is the only English
     try:
         page.run()
