@@ -213,3 +213,64 @@ def vocabulary_study_section(study: dict) -> list[str]:
             *equal_minutes_table(study["runs"], "vocab_size", "pieces"),
         ]
     return lines
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table; a cell's "|" escaped, so a translation cannot split its row."""
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+
+    return [line(header), "|" + "---|" * len(header), *(line(row) for row in rows)]
+
+
+def dictionary_study_section(record: dict | None) -> list[str]:
+    """Issue #51's continuations beside the model they started from (train/dictionary_study.py):
+    test scores, the term test and leakage, then the examples' translations."""
+    if not record:
+        return []
+    models = record["models"]
+    names = [model["model"] for model in models]
+    score_keys = list(models[0]["scores"])
+    scores = [
+        [key, *(score_text(model["scores"].get(key)) for model in models)] for key in score_keys
+    ]
+    terms = [
+        [f"{dictionary} {how}", *(percent(model["term_test"][dictionary][how]) for model in models)]
+        for dictionary in models[0]["term_test"]
+        for how in ("alone", "carrier", "unseen_alone", "unseen_carrier")
+    ]
+    leaks = [
+        [f"FLORES sentences with {key}", *(str(model["leakage"][key]) for model in models)]
+        for key in models[0]["leakage"]
+    ]
+    examples = [
+        [key, *(model["examples"].get(key, "-") for model in models)]
+        for key in models[0]["examples"]
+    ]
+    return [
+        "## Dictionary corpora: equal-step continuations (issue #51)",
+        "",
+        "The first model is the one the others continued, each for the same steps with the same "
+        "seed and recipe, differing only in the mixture: "
+        + "; ".join(
+            f"`{model['model']}` {model['steps']:,} steps, `{model['mixture']}`" for model in models
+        )
+        + f". `{record['command']}`",
+        "",
+        "BLEU / chrF (sacreBLEU, beam 4):",
+        "",
+        *markdown_table(["test set", *names], scores),
+        "",
+        "Term test (held-out dictionary terms, share matched) and leakage (train/leakage.py):",
+        "",
+        *markdown_table(["", *names], terms + leaks),
+        "",
+        "The examples (#27's sentences and #9's among them):",
+        "",
+        *markdown_table(["target: English", *names], examples),
+    ]
+
+
+def score_text(score: dict | None) -> str:
+    return "-" if score is None else f"{score['bleu']:.1f} / {score['chrf']:.1f}"
