@@ -42,6 +42,7 @@ from core.files.model_dir import MODEL_FILE, open_model_dir
 from core.inspection.labelled_attention import (
     AttentionSet,
     LabelledAttention,
+    hypothesis_labels,
     in_words,
     labelled,
     traced_attention,
@@ -147,6 +148,8 @@ class Translation:
     word_attention: AttentionSet | None = None  # pieces merged into words: weights
     embeddings: Embeddings | None = None
     steps: list[BeamStep] = field(default_factory=list)
+    # each step's cross-attention, labelled: a row per live hypothesis, a column per source piece
+    step_attention: list[LabelledAttention] = field(default_factory=list)
     finished: list[Hypothesis] = field(default_factory=list)
 
     @property
@@ -266,7 +269,7 @@ class Translator:
         ids, uncut_length = self.source_ids(text, target)
         source = torch.tensor([ids], device=self.device)
         pieces, decoder = self.tokenizer.pieces, self.decoder
-        beam = beam_search(decoder, source, beam_size, alpha, max_length, trace, pieces=pieces)
+        beam = beam_search(decoder, source, beam_size, alpha, max_length, trace)
         output = beam.tokens  # ends with eos unless the length budget ran out
         decoder_input = [self.model.config.bos_id, *output[:-1]]
         source_tokens, output_tokens = pieces(ids), pieces(output)
@@ -284,18 +287,26 @@ class Translator:
             output_kinds=self.piece_kinds(output, output_tokens),
             uncut_source_length=uncut_length,
             steps=beam.steps,
+            step_attention=[self.labelled_step(step, source_tokens) for step in beam.steps],
             finished=beam.finished,
         )
         if trace:
             self._attach_trace(result, source, decoder)
         return result
 
+    def labelled_step(self, step: BeamStep, source_tokens: list[str]) -> LabelledAttention:
+        """A traced beam step's cross-attention weights with their labels: each row a live
+        hypothesis's newest position (hypothesis_labels), each column a source piece."""
+        prefixes = [hypothesis.tokens for hypothesis in step.hypotheses]
+        rows = hypothesis_labels(prefixes, self.tokenizer.pieces, self.model.config.bos_id)
+        return LabelledAttention(step.cross_weights, rows, source_tokens)
+
     @torch.inference_mode()
     def trace(self, result: Translation) -> Translation:
         """``result`` (with its source and output) as this model sees it, traced by teacher
         forcing: the attention and embeddings this model computes on that output. A snapshot
         tracing the final model's translation shows its attention on the same rows and columns."""
-        forced = replace(result, steps=[], finished=[])
+        forced = replace(result, steps=[], step_attention=[], finished=[])
         source = torch.tensor([result.source_ids], device=self.device)
         forced.score = float(self._attach_trace(forced, source, self.decoder).sum())
         return forced

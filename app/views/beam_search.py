@@ -117,7 +117,7 @@ def step_view() -> None:
             )
     with right:
         st.subheader(f"{ATTENTION_KINDS['cross']} behind this step")
-        cross = beam_step.cross_attention
+        cross = result.step_attention[step]
         n_layers, n_heads = cross.weights.shape[:2]
         layer = ui.pick(
             "Layer", range(1, n_layers + 1), "xlayer", default=n_layers, in_presentation=True
@@ -133,7 +133,7 @@ def step_view() -> None:
             "A row per live hypothesis: its newest position, which reads the end of its prefix "
             "and predicts the piece this step chooses (?), attending over the source."
         )
-        grown = step_coverage(result.steps, step, state.translator().tokenizer.pieces)
+        grown = step_coverage(result, step, state.translator().tokenizer.pieces)
         so_far = np.stack([found.values(layer - 1, head_index) for found in grown])  # (n, S)
         heads = "mean of heads" if head_index is None else f"head {head}"
         ui.chart(

@@ -5,7 +5,8 @@ Beam search runs for one sentence (:func:`beam_search`, which the app traces) or
 
 Beam search can record every step (:class:`BeamStep`): the live hypotheses, each one's top-k next
 tokens with log-probabilities, which candidates were kept, pruned or finished and why, and the
-cross-attention that produced the step. The app's step-by-step view is drawn from this record.
+cross-attention weights that produced the step (raw: the translator, above, labels them). The
+app's step-by-step view is drawn from this record.
 What a step keeps, finishes and prunes is decided by :func:`select`, a pure function of the ranked
 extensions; the words saying why are put together only when the search is traced.
 
@@ -16,14 +17,14 @@ weights fast and computes the same numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from core.decoding.decoder import Cache, Decoder
-from core.inspection.labelled_attention import LabelledAttention, hypothesis_labels
 from core.model.config import ModelConfig
 from core.model.transformer import Intermediates
 from core.text.tokenizer import BOS_ID, EOS_ID
@@ -144,7 +145,7 @@ class BeamStep:
     hypotheses: list[Hypothesis]  # the live prefixes the step extended
     candidates: list[Candidate]  # top-k per hypothesis, best first per parent
     # (layers, heads, hypotheses, source): each prefix's newest position over the source
-    cross_attention: LabelledAttention
+    cross_weights: np.ndarray
 
 
 @dataclass
@@ -309,7 +310,6 @@ def beam_search(
     max_length: int | None = None,
     trace: bool = False,
     top_k: int | None = None,
-    pieces: Callable[[list[int]], list[str]] | None = None,
 ) -> BeamResult:
     """Beam search for one source sentence (1, S), the live beams batched through the cache.
 
@@ -319,18 +319,14 @@ def beam_search(
     hypothesis with the best length-normalised score. beam_size=1 is exactly greedy search.
 
     With trace=True every step is recorded, showing top_k candidates per hypothesis (default
-    2 x beam_size), its attention labelled by ``pieces`` (token ids -> texts; default: the ids).
+    2 x beam_size) and the step's cross-attention weights.
     """
     if source.size(0) != 1:
         raise ValueError("beam_search decodes one sentence at a time: source must be (1, S)")
     config = model.config
     budget = max_length or max_output_length(source.size(1), config.max_len)
     beam = Beam(beam_size, budget, config.bos_id, config.eos_id)
-    narrator = (
-        _Narrator(source, beam_size, top_k or 2 * beam_size, alpha, pieces, config.bos_id)
-        if trace
-        else None
-    )
+    narrator = _Narrator(beam_size, top_k or 2 * beam_size, alpha) if trace else None
     memory, memory_mask = model.encode(source)  # (1, S, D), shared by every hypothesis
     cache = model.new_cache()
     for step in range(beam.budget):
@@ -408,18 +404,8 @@ def batch_beam_search(
 class _Narrator:
     """Records each step of a traced beam search as a :class:`BeamStep`."""
 
-    def __init__(
-        self,
-        source: Tensor,
-        beam_size: int,
-        top_k: int,
-        alpha: float,
-        pieces: Callable[[list[int]], list[str]] | None,
-        bos_id: int,
-    ) -> None:
-        self.beam_size, self.top_k, self.alpha, self.bos_id = beam_size, top_k, alpha, bos_id
-        self.pieces = pieces or (lambda ids: [str(i) for i in ids])
-        self.source_labels = self.pieces(source[0].tolist())
+    def __init__(self, beam_size: int, top_k: int, alpha: float) -> None:
+        self.beam_size, self.top_k, self.alpha = beam_size, top_k, alpha
         self.steps: list[BeamStep] = []
 
     def record(
@@ -438,14 +424,8 @@ class _Narrator:
         }
         # the newest query position of each hypothesis: L x (n, H, S) -> (L, H, n, S)
         weights = torch.stack([maps.weights[:, :, -1] for maps in trace.cross]).transpose(1, 2)
-        cross = LabelledAttention(
-            weights.float().cpu().numpy(),
-            hypothesis_labels([h.tokens for h in live], self.pieces, self.bos_id),
-            self.source_labels,
-        )
-        self.steps.append(
-            BeamStep(step, live, self.candidates(log_probs, scores, live, decided), cross)
-        )
+        candidates = self.candidates(log_probs, scores, live, decided)
+        self.steps.append(BeamStep(step, live, candidates, weights.float().cpu().numpy()))
 
     def reason(self, key: str) -> str:
         return REASONS[key].format(beam_size=self.beam_size)

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.decoding.search import BeamStep
 from core.errors import InputError
 from core.inspection.head_statistics import is_punctuation
 from core.inspection.labelled_attention import LabelledAttention, prediction_labels
@@ -182,25 +181,25 @@ def flag(values: np.ndarray, labels: Sequence[str], thresholds: Thresholds = Thr
 
 
 def path_attention(
-    steps: Sequence[BeamStep],
+    result: Translation,
     tokens: Sequence[int],
     pieces: Callable[[list[int]], list[str]],
     bos_id: int = BOS_ID,
 ) -> LabelledAttention:
     """The cross-attention rows that decoded ``tokens`` (ids, the decoder's first input
-    ``bos_id`` not included) in a traced beam search: at each step t, the row of the live
-    hypothesis tokens[:t], (layers, heads, rows, source). A live hypothesis of step s has s + 1
-    rows, the newest predicting what step s is choosing (NOT_YET); a finished hypothesis of n
-    tokens has n, the last predicting its last token. Cached decoding gives a teacher-forced
+    ``bos_id`` not included) in the traced beam search of ``result``: at each step t, the row of
+    the live hypothesis tokens[:t], (layers, heads, rows, source). A live hypothesis of step s has
+    s + 1 rows, the newest predicting what step s is choosing (NOT_YET); a finished hypothesis of
+    n tokens has n, the last predicting its last token. Cached decoding gives a teacher-forced
     pass's rows, so the output's path is its traced ``attention.cross``
     (tests/core/test_coverage.py)."""
     rows = []
-    for step in steps:
+    for step in result.steps:
         prefix = list(tokens[: step.step])
         found = [i for i, h in enumerate(step.hypotheses) if h.tokens == prefix]
         if len(prefix) < step.step or not found:
             break
-        rows.append(step.cross_attention.weights[:, :, found[0]])  # (L, H, S)
+        rows.append(step.cross_weights[:, :, found[0]])  # (L, H, S)
     if not rows or len(rows) < len(tokens):
         raise InputError("Those tokens are no hypothesis of this beam search.")
     reads = pieces([bos_id, *tokens[: len(rows) - 1]])
@@ -209,19 +208,20 @@ def path_attention(
     return LabelledAttention(
         np.stack(rows, axis=2),  # (L, H, rows, S)
         prediction_labels(reads, predicts),
-        steps[0].cross_attention.key_labels,
+        result.source_tokens,
     )
 
 
 def step_coverage(
-    steps: Sequence[BeamStep],
+    result: Translation,
     step: int,
     pieces: Callable[[list[int]], list[str]],
     bos_id: int = BOS_ID,
 ) -> list[Coverage]:
     """The coverage so far of each live hypothesis of beam step ``step``, in the step's order:
     how coverage grows as the search goes (``pieces``, ``bos_id``: see :func:`path_attention`)."""
+    steps = result.steps
     if not 0 <= step < len(steps):
         raise InputError(f"There is no step {step}: the search took {len(steps)} (from 0).")
     hypotheses = steps[step].hypotheses
-    return [coverage(path_attention(steps, h.tokens, pieces, bos_id)) for h in hypotheses]
+    return [coverage(path_attention(result, h.tokens, pieces, bos_id)) for h in hypotheses]

@@ -161,7 +161,7 @@ def test_the_outputs_path_through_the_search_is_its_traced_cross_attention(trace
     """Cached decoding's rows, step by step along the output, are the rows of the teacher-forced
     pass: the coverage the search grew ends as the coverage of the translation."""
     result, pieces = traced
-    path = path_attention(result.steps, result.output_ids, pieces)
+    path = path_attention(result, result.output_ids, pieces)
     assert path.query_labels == result.attention.cross.query_labels
     assert path.key_labels == result.attention.cross.key_labels
     np.testing.assert_allclose(path.weights, result.attention.cross.weights, atol=1e-4)
@@ -170,7 +170,7 @@ def test_the_outputs_path_through_the_search_is_its_traced_cross_attention(trace
 def test_every_live_hypothesis_has_its_coverage_so_far(traced):
     result, pieces = traced
     for step in (0, len(result.steps) // 2, len(result.steps) - 1):
-        found = step_coverage(result.steps, step, pieces)
+        found = step_coverage(result, step, pieces)
         assert len(found) == len(result.steps[step].hypotheses)
         for hypothesis, grown in zip(result.steps[step].hypotheses, found):
             rows = grown.attention.query_labels
@@ -179,7 +179,7 @@ def test_every_live_hypothesis_has_its_coverage_so_far(traced):
             row = result.steps[step].hypotheses.index(hypothesis)
             np.testing.assert_allclose(
                 grown.attention.weights[:, :, -1],
-                result.steps[step].cross_attention.weights[:, :, row],
+                result.steps[step].cross_weights[:, :, row],
             )
             assert grown.values().sum() == pytest.approx(step + 1, rel=1e-4)
 
@@ -188,9 +188,9 @@ def test_a_path_the_search_never_took_is_an_input_error(traced):
     result, pieces = traced
     past_the_end = [*result.output_ids, *result.output_ids]  # no hypothesis goes on after </s>
     with pytest.raises(InputError, match="no hypothesis"):
-        path_attention(result.steps, past_the_end, pieces)
+        path_attention(result, past_the_end, pieces)
     with pytest.raises(InputError, match="no step"):
-        step_coverage(result.steps, len(result.steps), pieces)
+        step_coverage(result, len(result.steps), pieces)
 
 
 @pytest.mark.slow

@@ -200,7 +200,7 @@ def test_beam_trace_cross_attention_is_the_models():
     hyp = step.hypotheses[0]
     _, trace = model(source, torch.tensor([[BOS_ID, *hyp.tokens]]), trace=True)
     expected = torch.stack([m.weights[0, :, -1] for m in trace.cross])  # (L, H, S)
-    weights = torch.from_numpy(step.cross_attention.weights)  # (L, H, n, S)
+    weights = torch.from_numpy(step.cross_weights)  # (L, H, n, S)
     assert torch.allclose(weights[:, :, 0], expected, atol=1e-5)
     assert torch.allclose(weights.sum(-1), torch.ones(weights.shape[:-1]), atol=1e-5)
 

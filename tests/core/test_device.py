@@ -97,7 +97,7 @@ def test_a_traced_translation_on_the_gpu_is_the_cpus(translator, on_gpu, text, t
         decided = [[(c.parent, c.token, c.status) for c in s.candidates] for s in (on_cpu, on_cuda)]
         assert decided[1] == decided[0]
         assert_close([c.score for c in on_cpu.candidates], [c.score for c in on_cuda.candidates])
-        assert_close(on_cpu.cross_attention.weights, on_cuda.cross_attention.weights)
+        assert_close(on_cpu.cross_weights, on_cuda.cross_weights)
     assert [h.tokens for h in gpu.finished] == [h.tokens for h in cpu.finished]
     assert_close(translator.trace(cpu).token_scores, on_gpu.trace(cpu).token_scores)
 

@@ -81,8 +81,7 @@ def test_word_attention_is_the_piece_attention_merged(result):
 
 
 def test_beam_step_rows_are_hypotheses_in_the_same_axis_order(result):
-    step = result.steps[1]
-    cross = step.cross_attention
+    step, cross = result.steps[1], result.step_attention[1]
     layers, heads, n, s = cross.weights.shape
     assert (layers, heads) == result.attention.cross.weights.shape[:2]
     assert n == len(step.hypotheses) == len(cross.query_labels)

@@ -58,7 +58,7 @@ def test_trace_equals_what_cached_beam_search_saw(translator):
     for step in result.steps:  # with one beam, every step's prefix is a prefix of the output
         assert step.hypotheses[0].tokens == result.decoder_input_ids[1 : step.step + 1]
         np.testing.assert_allclose(
-            step.cross_attention.weights[:, :, 0],
+            step.cross_weights[:, :, 0],
             result.attention.cross.weights[:, :, step.step],
             atol=1e-5,
         )
