@@ -298,7 +298,6 @@ PAGES: dict[str, dict[str, Setting]] = {
     },
     "head_lab": {
         "kind": KIND,
-        "over": Choice(("sentence", "sample")),
         "how": Choice(tuple(INTERVENTIONS)),
         "off": HeadNames(),
     },
