@@ -30,7 +30,7 @@ from core.inspection.attribution import (
     integrated_gradients,
     lenses,
     rank_agreement,
-    source_embedding,
+    source_token,
 )
 from core.inspection.minimal_pairs import COREFERENCE_PAIR
 
@@ -102,7 +102,7 @@ def convergence(translator: Translator, steps: tuple[int, ...] = (64, 128, 256))
         shares = []
         for result, position in cases:
             log_prob = LogProbability(translator.model, result, position)
-            embedding = source_embedding(translator.model, result)
+            embedding = source_token(translator.model, result)
             attributions, delta = integrated_gradients(log_prob, embedding, count)
             change = float(attributions.sum()) - float(delta[0])  # f(x) - f(0), as Captum defines
             shares.append(abs(float(delta[0]) / change))

@@ -335,10 +335,10 @@ class Translator:
             *(
                 embedding.float().cpu().numpy()
                 for embedding in (
-                    trace.source_embedding[0],
-                    trace.source_positional,
-                    trace.target_embedding[0],
-                    trace.target_positional,
+                    trace.source_token[0],
+                    trace.source_position,
+                    trace.decoder_input_token[0],
+                    trace.decoder_input_position,
                 )
             )
         )

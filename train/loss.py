@@ -124,8 +124,8 @@ class TranslationLoss(nn.Module):
         self.chunk_rows = chunk_rows
 
     def forward(self, source: Tensor, target_in: Tensor, target_out: Tensor) -> Tensor:
-        memory, memory_mask = self.model.encode(source)
-        hidden = self.model.decoder_output(target_in, memory, memory_mask)  # (B, T, D)
+        memory, source_mask = self.model.encode(source)
+        hidden = self.model.decoder_output(target_in, memory, source_mask)  # (B, T, D)
         pad_id = self.model.config.pad_id
         if not self.chunk_rows:
             logits = self.model.unembed(hidden)  # (B, T, V)

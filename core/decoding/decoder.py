@@ -1,5 +1,5 @@
 """What the searches ask of a model, declared: a :class:`Decoder` encodes a source once, keeps
-a key/value cache, and gives the next token's logits for new target positions.
+a key/value cache, and gives the next token's logits for new decoder positions.
 
 Both the readable :class:`core.model.transformer.Transformer` and
 :class:`core.model.engine.Engine` (the same weights, run fast) satisfy it, so greedy search and
@@ -40,12 +40,12 @@ class Decoder(Protocol):
 
     def decode(
         self,
-        target: Tensor,
+        decoder_input: Tensor,
         memory: Tensor,
-        memory_mask: Tensor,
+        source_mask: Tensor,
         cache: Sequence[Cache] | None = None,
         trace: Intermediates | None = None,
     ) -> Tensor:
-        """Logits (B, T, V) for the token after each target position; with a cache, target
+        """Logits (B, T, V) for the token after each decoder position; with a cache, decoder_input
         holds only the positions after those already cached. memory may be (1, S, D), shared
         by all B rows. A trace gets the embeddings and each layer's attention maps."""

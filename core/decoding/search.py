@@ -97,12 +97,12 @@ def greedy_decode(model: Decoder, source: Tensor, max_length: int | None = None)
     """
     config = model.config
     budgets = output_budgets(source, config, max_length)
-    memory, memory_mask = model.encode(source)
+    memory, source_mask = model.encode(source)
     cache = model.new_cache()
     tokens = torch.full((source.size(0), 1), config.bos_id, dtype=torch.long, device=source.device)
     steps = []
     for _ in range(max(budgets)):
-        logits = model.decode(tokens, memory, memory_mask, cache)[:, -1]  # (B, V)
+        logits = model.decode(tokens, memory, source_mask, cache)[:, -1]  # (B, V)
         tokens = forbid_pad(logits, config).argmax(dim=-1, keepdim=True)  # (B, 1)
         steps.append(tokens)
         if (torch.cat(steps, dim=1) == config.eos_id).any(dim=1).all():
@@ -327,12 +327,12 @@ def beam_search(
     budget = max_length or max_output_length(source.size(1), config.max_len)
     beam = Beam(beam_size, budget, config.bos_id, config.eos_id)
     narrator = _Narrator(beam_size, top_k or 2 * beam_size, alpha) if trace else None
-    memory, memory_mask = model.encode(source)  # (1, S, D), shared by every hypothesis
+    memory, source_mask = model.encode(source)  # (1, S, D), shared by every hypothesis
     cache = model.new_cache()
     for step in range(beam.budget):
         live, step_trace = beam.live, Intermediates() if trace else None
         last = torch.tensor(beam.last_tokens(), device=source.device)[:, None]  # (n, 1)
-        logits = model.decode(last, memory, memory_mask, cache, step_trace)
+        logits = model.decode(last, memory, source_mask, cache, step_trace)
         log_probs = forbid_pad(logits[:, -1].float().log_softmax(dim=-1), config)  # (n, V)
         scores = torch.tensor([h.score for h in live], device=source.device)[:, None] + log_probs
         (top_scores,), (extensions,) = best_extensions(scores, 1, beam_size)
@@ -370,10 +370,10 @@ def batch_beam_search(
     config = model.config
     budgets = output_budgets(source, config, max_length)
     beams = [Beam(beam_size, budget, config.bos_id, config.eos_id) for budget in budgets]
-    memory, memory_mask = model.encode(source)  # (B, S, D), (B, 1, 1, S)
+    memory, source_mask = model.encode(source)  # (B, S, D), (B, 1, 1, S)
     cache = model.new_cache()
     searching = list(range(len(beams)))  # the sentences still searching, in row order
-    row_sentences, row_memory, row_mask = searching, memory, memory_mask  # each row's sentence's
+    row_sentences, row_memory, row_mask = searching, memory, source_mask  # each row's sentence's
     for step in range(max(budgets)):
         live = [h for i in searching for h in beams[i].live]
         last = [[token] for i in searching for token in beams[i].last_tokens()]
@@ -397,7 +397,7 @@ def batch_beam_search(
         sentences = [i for i in searching for _ in beams[i].live]
         if sentences != row_sentences:
             row_sentences, index = sentences, torch.tensor(sentences, device=source.device)
-            row_memory, row_mask = memory.index_select(0, index), memory_mask.index_select(0, index)
+            row_memory, row_mask = memory.index_select(0, index), source_mask.index_select(0, index)
     return [beam.result(alpha) for beam in beams]
 
 

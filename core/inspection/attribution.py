@@ -127,7 +127,7 @@ class LogProbability(torch.nn.Module):
         return log_probs[:, self.predicted] - log_probs[:, self.foil]
 
 
-def source_embedding(model: Transformer, result: Translation) -> torch.Tensor:
+def source_token(model: Transformer, result: Translation) -> torch.Tensor:
     """(1, S, D): Embedding(source) * sqrt(D), the input the gradient lenses attribute to."""
     with torch.no_grad():
         return model.token_embedding(one_row(model, result.source_ids))
@@ -141,7 +141,7 @@ def occlusion(model: Transformer, result: Translation, position: int) -> np.ndar
     occluded.fill_diagonal_(UNK_ID)
     log_prob = LogProbability(model, result, position)
     with torch.no_grad():
-        full = log_prob(source_embedding(model, result))
+        full = log_prob(source_token(model, result))
         scaled = model.token_embedding(occluded)
         return (full - log_prob(scaled)).cpu().numpy()
 
@@ -170,7 +170,7 @@ def contrast(model: Transformer, result: Translation, position: int, foil: int) 
     ``position``: integrated gradients of the contrast, summed over the embedding dimensions."""
     model.eval()
     log_ratio = LogProbability(model, result, position, foil)
-    embedding = source_embedding(model, result)
+    embedding = source_token(model, result)
     attributions, delta = integrated_gradients(log_ratio, embedding)
     with torch.no_grad():
         value = float(log_ratio(embedding)[0])
@@ -183,7 +183,7 @@ def lenses(model: Transformer, result: Translation, position: int) -> Lenses:
         raise ValueError("lenses need a traced translation: translate(..., trace=True)")
     model.eval()
     log_prob = LogProbability(model, result, position)
-    embedding = source_embedding(model, result)
+    embedding = source_token(model, result)
     gradient_x_input = InputXGradient(log_prob).attribute(embedding.clone().requires_grad_())
     integrated, delta = integrated_gradients(log_prob, embedding)
     cross = result.attention.cross.weights[:, :, position]  # (L, H, S)

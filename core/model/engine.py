@@ -27,7 +27,7 @@ With several threads, or on another CPU, MKL may split the fused matmul differen
 separate ones, and a last bit may differ (tests/core/test_engine.py bounds it).
 
 An :class:`Engine` answers what core/decoding/search.py asks of a model (``config``, ``encode``,
-``new_cache``, ``decode``), and ``engine(source, target, trace=True)`` is the model's traced
+``new_cache``, ``decode``), and ``engine(source, decoder_input, trace=True)`` is the model's traced
 forward pass, so the searches and traces run on either. It is a CPU backend, and stands for a model
 on the CPU in eval mode without interventions (core/inspection/ablation.py), built from its weights
 at one moment (a model on a GPU decodes itself):
@@ -452,9 +452,9 @@ def decoder_layer(
     norm_first: bool,
     trace: Intermediates | None,
 ) -> Tensor:
-    """Rows (B T_new, D) of the new target positions -> (B T_new, D); memory (B or 1, S, D) the
+    """Rows (B T_new, D) of the new decoder positions -> (B T_new, D); memory (B or 1, S, D) the
     encoder output; masks: the self-attention's (T_new, T_k) and the memory's."""
-    self_mask, memory_mask = masks
+    self_mask, source_mask = masks
     self_maps, cross_maps = (trace.decoder_self, trace.cross) if trace else (None, None)
 
     def self_attention(h: Tensor) -> Tensor:
@@ -469,7 +469,7 @@ def decoder_layer(
         weights = layer.cross_attn
         query = split_heads(weights.q(h), batch, weights.n_heads)
         keys = buffers.memory_keys_values(memory, weights, batch)
-        return weights.out(attend(query, keys, memory_mask, weights.sqrt_d_k, cross_maps))
+        return weights.out(attend(query, keys, source_mask, weights.sqrt_d_k, cross_maps))
 
     x = residual(x, self_attention, layer.norm_self, norm_first)
     x = residual(x, cross_attention, layer.norm_cross, norm_first)
@@ -560,7 +560,7 @@ class Engine:
         mask = Mask.of(source_mask, trace is not None)
         x, token_embedding, pe = self.embed(source)
         if trace is not None:
-            trace.source_embedding, trace.source_positional = token_embedding, pe
+            trace.source_token, trace.source_position = token_embedding, pe
         batch = source.size(0)
         for layer in self.encoder_layers:
             maps = trace.encoder_self if trace else None
@@ -577,24 +577,24 @@ class Engine:
 
     def decode(
         self,
-        target: Tensor,
+        decoder_input: Tensor,
         memory: Tensor,
-        memory_mask: Tensor,
+        source_mask: Tensor,
         cache: list[DecoderBuffers] | None = None,
         trace: Intermediates | None = None,
     ) -> Tensor:
-        """Logits (B, T, V) for the next token after each target position, as the model's
+        """Logits (B, T, V) for the next token after each decoder position, as the model's
         :meth:`core.model.transformer.Transformer.decode`: with a cache (from :meth:`new_cache`),
-        target holds the positions after those already cached."""
+        decoder_input holds the positions after those already cached."""
         (buffers,) = cache or self.new_cache()
         offset = buffers.length
-        batch, length = target.shape
-        x, token_embedding, pe = self.embed(target, offset)
+        batch, length = decoder_input.shape
+        x, token_embedding, pe = self.embed(decoder_input, offset)
         if trace is not None:
-            trace.target_embedding, trace.target_positional = token_embedding, pe
+            trace.decoder_input_token, trace.decoder_input_position = token_embedding, pe
         # new queries see every cached position and the causal part of the new block
         causal = self.causal[:, :, offset : offset + length, : offset + length]
-        masks = (Mask.of(causal, trace is not None), Mask.of(memory_mask, trace is not None))
+        masks = (Mask.of(causal, trace is not None), Mask.of(source_mask, trace is not None))
         for i, layer in enumerate(self.decoder_layers):
             layer_buffers = LayerBuffers(buffers, i)
             x = decoder_layer(layer, x, batch, memory, masks, layer_buffers, self.norm_first, trace)
@@ -609,10 +609,10 @@ class Engine:
         return self.unembedding(x)
 
     def __call__(
-        self, source: Tensor, target: Tensor, trace: bool = False
+        self, source: Tensor, decoder_input: Tensor, trace: bool = False
     ) -> tuple[Tensor, Intermediates | None]:
-        """Teacher-forced pass: source (B, S), target (B, T) -> logits (B, T, V) and, with
+        """Teacher-forced pass: source (B, S), decoder_input (B, T) -> logits (B, T, V) and, with
         trace=True, the :class:`core.model.transformer.Intermediates`."""
         traced = Intermediates() if trace else None
-        memory, memory_mask = self.encode(source, traced)
-        return self.decode(target, memory, memory_mask, trace=traced), traced
+        memory, source_mask = self.encode(source, traced)
+        return self.decode(decoder_input, memory, source_mask, trace=traced), traced

@@ -5,10 +5,10 @@ its docstring gives the formula. Tracing is a return value, not a hook: with ``t
 forward pass also returns :class:`Intermediates`, holding the embeddings that went in and, for every
 layer, the attention of every head.
 
-Shapes, once for the whole package (B batch, H heads, S source length, T target length,
+Shapes, once for the whole package (B batch, H heads, S source length, T decoder length,
 D d_model, d_k = D / H, L layers):
 
-    source tokens                (B, S)          target tokens            (B, T)
+    source tokens                (B, S)          decoder_input tokens     (B, T)
     masks (True = may attend)    (B, 1, 1, S) padding, (1, 1, T, T) subsequent, broadcast to
                                  (B, H, T_q, T_k)
     AttentionMaps.*              (B, H, T_q, T_k): encoder self (B, H, S, S),
@@ -227,11 +227,11 @@ class DecoderLayer(nn.Module):
         x: Tensor,
         memory: Tensor,
         self_mask: Tensor,
-        memory_mask: Tensor,
+        source_mask: Tensor,
         cache: LayerCache | None = None,
         trace: Intermediates | None = None,
     ) -> Tensor:
-        """x (B, T, D) the new target positions -> (B, T, D); memory (B, S, D) the encoder output,
+        """x (B, T, D) the new decoder positions -> (B, T, D); memory (B, S, D) the encoder output,
         or (1, S, D) shared by all B rows when they decode the same sentence. With a cache, x holds
         only the positions not seen before (one per step when decoding) and self_mask covers
         (T_new, T_cached + T_new). A trace gets the maps in decoder_self and cross."""
@@ -239,7 +239,7 @@ class DecoderLayer(nn.Module):
         self_maps, cross_maps = (trace.decoder_self, trace.cross) if trace else (None, None)
         x = self.residual_self(x, lambda h: self.self_attn(h, h, self_mask, self_cache, self_maps))
         x = self.residual_cross(  # queries from x, keys and values from memory: (B, T, D)
-            x, lambda h: self.cross_attn(h, memory, memory_mask, cross_cache, cross_maps)
+            x, lambda h: self.cross_attn(h, memory, source_mask, cross_cache, cross_maps)
         )
         return self.residual_ff(x, self.feed_forward)  # (B, T, D)
 
@@ -251,10 +251,10 @@ class DecoderLayer(nn.Module):
 class Intermediates:
     """Everything one traced forward pass computed on the way (shapes: see the module doc)."""
 
-    source_embedding: Tensor | None = None  # (B, S, D) token embeddings * sqrt(D), before PE
-    source_positional: Tensor | None = None  # (S, D) the positional encoding added to them
-    target_embedding: Tensor | None = None  # (B, T, D)
-    target_positional: Tensor | None = None  # (T, D)
+    source_token: Tensor | None = None  # (B, S, D) token embeddings * sqrt(D), before PE
+    source_position: Tensor | None = None  # (S, D) the positional encoding added to them
+    decoder_input_token: Tensor | None = None  # (B, T, D)
+    decoder_input_position: Tensor | None = None  # (T, D)
     encoder_self: list[AttentionMaps] = field(default_factory=list)  # L x (B, H, S, S)
     decoder_self: list[AttentionMaps] = field(default_factory=list)  # L x (B, H, T, T)
     cross: list[AttentionMaps] = field(default_factory=list)  # L x (B, H, T, S)
@@ -326,45 +326,48 @@ class Transformer(nn.Module):
         source_mask = padding_mask(source, self.config.pad_id)
         x, token_embedding, pe = self.embed(source, token_embedding=token_embedding)
         if trace is not None:
-            trace.source_embedding, trace.source_positional = token_embedding, pe
+            trace.source_token, trace.source_position = token_embedding, pe
         for layer in self.encoder_layers:
             x = layer(x, source_mask, trace)
         return self.encoder_norm(x), source_mask
 
     def decode(
         self,
-        target: Tensor,
+        decoder_input: Tensor,
         memory: Tensor,
-        memory_mask: Tensor,
+        source_mask: Tensor,
         cache: list[LayerCache] | None = None,
         trace: Intermediates | None = None,
     ) -> Tensor:
         """Logits (B, T, V) for the next token after each position: :meth:`decoder_output`'s,
         through :meth:`unembed`."""
-        return self.unembed(self.decoder_output(target, memory, memory_mask, cache, trace))
+        return self.unembed(self.decoder_output(decoder_input, memory, source_mask, cache, trace))
 
     def decoder_output(
         self,
-        target: Tensor,
+        decoder_input: Tensor,
         memory: Tensor,
-        memory_mask: Tensor,
+        source_mask: Tensor,
         cache: list[LayerCache] | None = None,
         trace: Intermediates | None = None,
     ) -> Tensor:
         """The decoder stack's output (B, T, D), normalised, before the pre-softmax projection.
 
-        target (B, T): the whole decoder input, or with a cache the positions after those cached.
-        Padded target positions only matter as keys, which the causal mask already hides from every
-        real query before them. memory (B or 1, S, D) and its mask come from :meth:`encode`.
+        decoder_input (B, T): the whole decoder input (<s> and the output so far), or with a cache
+        the positions after those cached. Padded decoder positions only matter as keys, which the
+        causal mask already hides from every real query before them. memory (B or 1, S, D) and
+        its mask (source_mask) come from :meth:`encode`.
         A trace gets the embeddings and each layer's maps."""
         offset = cache[0].self_attn.length if cache else 0
-        x, token_embedding, pe = self.embed(target, offset)
+        x, token_embedding, pe = self.embed(decoder_input, offset)
         if trace is not None:
-            trace.target_embedding, trace.target_positional = token_embedding, pe
+            trace.decoder_input_token, trace.decoder_input_position = token_embedding, pe
         # new queries see every cached position and the causal part of the new block
-        self_mask = subsequent_mask(offset + target.size(1), target.device)[:, :, offset:]
+        self_mask = subsequent_mask(offset + decoder_input.size(1), decoder_input.device)[
+            :, :, offset:
+        ]
         for i, layer in enumerate(self.decoder_layers):
-            x = layer(x, memory, self_mask, memory_mask, cache[i] if cache else None, trace)
+            x = layer(x, memory, self_mask, source_mask, cache[i] if cache else None, trace)
         return self.decoder_norm(x)
 
     def unembed(self, x: Tensor) -> Tensor:
@@ -374,13 +377,13 @@ class Transformer(nn.Module):
         return logits + self.output_bias if self.config.output_bias else logits
 
     def forward(
-        self, source: Tensor, target: Tensor, trace: bool = False
+        self, source: Tensor, decoder_input: Tensor, trace: bool = False
     ) -> tuple[Tensor, Intermediates | None]:
-        """Teacher-forced pass: source (B, S), target (B, T) -> logits (B, T, V) and, with
+        """Teacher-forced pass: source (B, S), decoder_input (B, T) -> logits (B, T, V) and, with
         trace=True, the :class:`Intermediates`."""
         traced = Intermediates() if trace else None
-        memory, memory_mask = self.encode(source, traced)
-        return self.decode(target, memory, memory_mask, trace=traced), traced
+        memory, source_mask = self.encode(source, traced)
+        return self.decode(decoder_input, memory, source_mask, trace=traced), traced
 
     def new_cache(self) -> list[LayerCache]:
         """An empty key/value cache, one entry per decoder layer."""

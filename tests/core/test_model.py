@@ -86,16 +86,16 @@ def test_cached_decoding_equals_full_recomputation(norm_first):
     model = Transformer(config).eval()
     source, target = batch()
     full, _ = model(source, target)
-    memory, memory_mask = model.encode(source)
+    memory, source_mask = model.encode(source)
     cache = model.new_cache()
     steps = [
-        model.decode(target[:, t : t + 1], memory, memory_mask, cache)
+        model.decode(target[:, t : t + 1], memory, source_mask, cache)
         for t in range(target.size(1))
     ]
     assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-5)
     # a cache fed two positions at a time gives the same too
     cache = model.new_cache()
-    pairs = [model.decode(target[:, t : t + 2], memory, memory_mask, cache) for t in range(0, 7, 2)]
+    pairs = [model.decode(target[:, t : t + 2], memory, source_mask, cache) for t in range(0, 7, 2)]
     assert torch.allclose(torch.cat(pairs, dim=1), full, atol=1e-5)
 
 
@@ -103,8 +103,8 @@ def test_embeddings_are_tied_and_scaled(model):
     source, target = batch()
     logits, trace = model(source, target, trace=True)
     expected = model.embedding.weight[source] * math.sqrt(TINY.d_model)
-    assert torch.equal(trace.source_embedding, expected)
-    assert torch.equal(trace.source_positional, positional_encoding(TINY.max_len, TINY.d_model)[:9])
+    assert torch.equal(trace.source_token, expected)
+    assert torch.equal(trace.source_position, positional_encoding(TINY.max_len, TINY.d_model)[:9])
     vocab_matrices = [p for p in model.parameters() if p.shape == (TINY.vocab_size, TINY.d_model)]
     assert len(vocab_matrices) == 1  # encoder, decoder and output projection share one matrix
     with torch.no_grad():
@@ -180,15 +180,15 @@ def test_beams_sharing_one_cross_attention_cache_decode_as_if_each_had_its_own(m
     Every step equals a cache with a copy per beam and a full recomputation of each prefix."""
     torch.manual_seed(4)
     source = torch.randint(5, TINY.vocab_size, (1, 9))
-    memory, memory_mask = model.encode(source)  # (1, S, D)
+    memory, source_mask = model.encode(source)  # (1, S, D)
     shared, per_beam = model.new_cache(), model.new_cache()
     prefixes = torch.tensor([[BOS_ID], [BOS_ID]])  # (n, t)
     # two hypotheses become three, they swap places and die out, then the beam narrows to two
     for parents in ([0, 0, 1], [2, 0, 1], [1, 1, 2], [0, 2]):
         n = prefixes.size(0)
-        step = model.decode(prefixes[:, -1:], memory, memory_mask, shared)[:, -1]  # (n, V)
+        step = model.decode(prefixes[:, -1:], memory, source_mask, shared)[:, -1]  # (n, V)
         copied = model.decode(
-            prefixes[:, -1:], memory.expand(n, -1, -1), memory_mask.expand(n, -1, -1, -1), per_beam
+            prefixes[:, -1:], memory.expand(n, -1, -1), source_mask.expand(n, -1, -1, -1), per_beam
         )[:, -1]
         full, _ = model(source.expand(n, -1), prefixes)
         assert torch.allclose(step, copied, atol=1e-5)
