@@ -1,0 +1,75 @@
+"""A deck in Chromium (app/deck_controls.py): in presentation mode, with the sidebar closed, a
+clicker's PageDown and PageUp open the deck's next and previous views, each on its page with its
+settings, and on a page with steps of its own (the beam search) the deck's keys win.
+
+Run only these: python -m pytest -m browser tests/browser/test_browser_deck.py
+"""
+
+import re
+from urllib.parse import urlencode
+
+import pytest
+
+from support.browser import CHART, wait_for_app
+from tests.browser.test_browser import (  # noqa: F401 (fixtures)
+    chart_title,
+    page,
+    server,
+    step,
+)
+from tests.browser.test_browser_layout import sidebar_collapsed
+from tests.conftest import EARLY_STEPS
+
+pytestmark = pytest.mark.browser
+
+LECTURE = f"""
+[settings]
+text = "The animal didn't cross the street because it was too tired."
+present = true
+
+[[step]]
+page = "attention"
+kind = "cross"
+layer = 1
+head = 2
+
+[[step]]
+page = "beam_search"
+step = 2
+
+[[step]]
+page = "training"
+snapshot = {EARLY_STEPS[1]}
+kind = "decoder"
+"""
+
+
+def press_to(tab, key: str, number: int, path: str) -> None:
+    """Press ``key`` and wait until the deck's step ``number`` is open, on the page at ``path``
+    (a step opens in two runs: the one the key starts switches page)."""
+    tab.keyboard.press(key)
+    tab.wait_for_url(re.compile(rf"/{path}\?(.*&)?slide={number}\b"), timeout=120_000)
+    tab.wait_for_selector(CHART)
+    wait_for_app(tab)
+
+
+def test_clicker_keys_step_through_a_deck_with_the_sidebar_closed(server, page, tmp_path):  # noqa: F811
+    deck_file = tmp_path / "lecture.toml"
+    deck_file.write_text(LECTURE, encoding="utf-8")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server}/?{urlencode({'deck': str(deck_file)})}")
+    page.wait_for_url(re.compile(r"/attention\?(.*&)?slide=1\b"), timeout=240_000)
+    page.wait_for_selector(CHART)
+    wait_for_app(page)
+    assert sidebar_collapsed(page)  # the deck's buttons are out of sight: only the keys
+    assert chart_title(page).startswith("Cross-attention, layer 1, head 2")
+
+    press_to(page, "PageDown", 2, "beam_search")
+    assert step(page) == 2
+    press_to(page, "PageDown", 3, "training")  # the deck's next view, not the search's step 3
+    assert chart_title(page).startswith(f"Step {EARLY_STEPS[1]}: Decoder masked self-attention")
+    press_to(page, "PageUp", 2, "beam_search")
+    assert step(page) == 2
+    press_to(page, "ArrowLeft", 1, "attention")
+    assert chart_title(page).startswith("Cross-attention, layer 1, head 2")
+    assert not page.locator("[data-testid='stException']").count()
