@@ -84,10 +84,10 @@ def within(lecture: deck.Deck, number: int) -> int:
 
 def follow() -> None:
     """Open the step asked for (a ◀ ▶ button, the step picker, a deck just chosen) on its
-    page, or on a session's first run (a link, a reload) the step the URL names: its settings
-    are in the session, which the URL's page settings are not all written back from. Called
-    before the sidebar draws any widget, as setting a drawn widget's value is an error. Does
-    nothing for a deck that cannot be shown: the sidebar says why."""
+    page, or on a session's first run (a link, a reload) the step the URL names, whose settings
+    the URL may not all hold (see above). Called before the sidebar draws any widget, as setting
+    a drawn widget's value is an error. Does nothing for a deck that cannot be shown: the
+    sidebar says why."""
     name = chosen()
     number = st.session_state.pop(GO, None)
     if number is None and SLIDE not in st.session_state:
@@ -101,7 +101,7 @@ def follow() -> None:
 
 def show(lecture: deck.Deck, name: str, number: int) -> None:
     """Switch to step ``number`` of ``lecture``: its page, with its settings in the session and
-    in the URL, the page's others back to their defaults."""
+    the page's others back to their defaults, and the deck and the step in the URL."""
     step = lecture.steps[number - 1]
     for key in deck.PAGES[step.page]:
         st.session_state.pop(key, None)
