@@ -30,12 +30,11 @@ at step 14 on a layer the model does not have.
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
-
-import tomllib
 
 from app.display import ATTENTION_KINDS
 from app.figures.positional import PE_ORDERS
@@ -420,14 +419,16 @@ def step_of(table: Mapping[str, Any]) -> Step:
 
 
 def locate(name: str, folder: Path = FOLDER) -> Path:
-    """Where the deck ``name`` is: a name alone is a file of ``folder`` (``paper`` is
-    decks/paper.toml), anything else the path of a TOML file. Only TOML files: the name may
-    come from a link anyone can type."""
-    if "/" not in name and "\\" not in name and not name.endswith(SUFFIX):
-        return folder / f"{name}{SUFFIX}"
-    if not name.endswith(SUFFIX):
-        raise DeckError([f"{quoted(name)} is not a deck: a deck is a {SUFFIX} file."])
-    return Path(name)
+    """Where the deck ``name`` is: a file of ``folder`` (``paper`` is decks/paper.toml), and
+    nowhere else. The name may come from a link anyone can type, and a deck's problems quote its
+    values: a path would let a link show pieces of any TOML file the server can read (its
+    .streamlit/secrets.toml)."""
+    stem = name.removesuffix(SUFFIX)
+    if not stem or any(part in stem for part in ("/", "\\", "..")) or stem.startswith("."):
+        raise DeckError(
+            [f"{quoted(name)} is not a deck's name: a deck is a {SUFFIX} file of {folder.name}/."]
+        )
+    return folder / f"{stem}{SUFFIX}"
 
 
 def names(folder: Path = FOLDER) -> list[str]:

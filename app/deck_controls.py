@@ -157,7 +157,7 @@ def sidebar(page: StreamlitPage) -> None:
             format_func=deck_label,
             on_change=ask_for_first,
             help="A lecture as a list of prepared views (a TOML file in decks/, or ?deck= "
-            "with its name or path): → PageDown Space open the next view, ← PageUp "
+            "with its name): → PageDown Space open the next view, ← PageUp "
             "Shift+Space the one before.",
         )
         in_url(DECK, name)

@@ -52,7 +52,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -279,7 +279,7 @@ def survey(
     signatures = score_translations(texts, [pair.reference for pair in pairs])
     return HeadSurvey(
         model_sha256=model_sha256,
-        computed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        computed_at=datetime.now(UTC).isoformat(timespec="seconds"),
         seconds=round(time.perf_counter() - started, 1),
         sentences=len(pairs),
         targets={t: sum(p.target == t for p in pairs) for t in sorted({p.target for p in pairs})},

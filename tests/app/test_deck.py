@@ -222,14 +222,20 @@ def test_a_malformed_deck_file_is_a_message(text, expected):
     assert problems(text)[0].startswith(expected)
 
 
-def test_a_deck_is_named_or_given_as_the_path_of_a_toml_file(tmp_path):
+@pytest.mark.parametrize(
+    "name", ["/etc/passwd", "../.streamlit/secrets.toml", "talks/intro.toml", "..", ".hidden", ""]
+)
+def test_a_deck_is_a_name_in_the_decks_folder_never_a_path(tmp_path, name):
+    with pytest.raises(deck.DeckError, match=r"is not a deck's name: a deck is a \.toml file of"):
+        deck.locate(name, tmp_path)
+
+
+def test_a_deck_is_read_by_its_name_with_or_without_its_suffix(tmp_path):
     (tmp_path / "intro.toml").write_text('[[step]]\npage = "model"\n', encoding="utf-8")
     assert deck.locate("intro", tmp_path) == tmp_path / "intro.toml"
-    assert deck.locate("talks/intro.toml", tmp_path) == Path("talks/intro.toml")
+    assert deck.locate("intro.toml", tmp_path) == tmp_path / "intro.toml"
     assert deck.names(tmp_path) == ["intro"]
-    assert deck.read(str(tmp_path / "intro.toml")) == '[[step]]\npage = "model"\n'
-    with pytest.raises(deck.DeckError, match=r'"/etc/passwd" is not a deck: a deck is a \.toml'):
-        deck.locate("/etc/passwd", tmp_path)
+    assert deck.read("intro", tmp_path) == '[[step]]\npage = "model"\n'
     with pytest.raises(deck.DeckError) as raised:
         deck.read("outro", tmp_path)
     assert raised.value.problems == [

@@ -256,7 +256,7 @@ def test_a_deck_that_cannot_be_shown_is_a_message_naming_step_and_setting(tiny_d
     ("name", "expected"),
     [
         ("no-such-deck", 'No deck "no-such-deck" can be read (FileNotFoundError); decks/ holds'),
-        ("/etc/passwd", '"/etc/passwd" is not a deck: a deck is a .toml file.'),
+        ("/etc/passwd", '"/etc/passwd" is not a deck\'s name: a deck is a .toml file of decks/.'),
     ],
 )
 def test_a_link_to_a_deck_that_is_not_there_is_a_message(
