@@ -1,6 +1,7 @@
-"""The app's state: the model, loaded once; one cached analysis per request (core.Request: model,
-sentence, target, beam size, alpha), the key of every cache here; and the shared settings, whose
-widgets (see app/ui.py) live in the URL."""
+"""The app's state: the shared settings, whose widgets (see app/ui.py) live in the URL; the model
+they chose, loaded once; and one cached analysis per request (core.Request: model, sentence,
+target, beam size, alpha), the key of every cache. The pages' own computations are cached beside
+it, one module per feature: app/explain_cache.py, heads_cache.py, snapshot_cache.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import streamlit as st
 import torch
 
@@ -26,18 +26,9 @@ from core import (
     Translator,
 )
 from core.device import DEVICE_CHOICES, resolve_device
-from core.files.model_dir import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, ModelDir, Snapshot
-from core.inspection import attribution, snapshots
-from core.inspection.ablation import (
-    Head,
-    Shift,
-    distribution_shift,
-    head_importance,
-    intervened_translator,
-)
-from core.inspection.head_survey import HeadSurvey, load_survey
+from core.files.model_dir import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
 from core.text.sentences import translate_text
-from core.translator import EncoderBatch, Translation
+from core.translator import EncoderBatch
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
 DEVICE_ENV = "ATTENTION_LAB_DEVICE"
@@ -141,8 +132,6 @@ def _loaded_translator(path: str, device: str) -> Translator:
 # count of entries bounded nothing (64 of the first is 1.8 GB). What the server holds after the
 # worst-case fill: python -m benchmarks.load.
 ANALYSES_BYTES = 128 * 2**20
-SNAPSHOT_VIEWS_BYTES = 64 * 2**20
-IMPORTANCE_BYTES = 2**20  # a (layers, heads) array each: thousands of sentences
 
 
 @shared(ANALYSES_BYTES, spinner="Translating…")
@@ -200,145 +189,6 @@ def padded_batch(request: Request, other: str) -> EncoderBatch:
     MAX_CHARS characters."""
     texts = [request.text[:MAX_CHARS], other[:MAX_CHARS]]
     return load_translator(request.model).encode_batch(texts, request.target)
-
-
-def load_snapshot(path: str, snapshot: Snapshot) -> Translator:
-    """The model at a snapshot, for the time it takes to compute its views. The last snapshot
-    is the model itself: the app's own translator. An earlier one is read from disk and let go
-    (a whole model each, about 31 MB in float32 for the shipped shape, and as much again for
-    its decoding engine): its views are cached, the model is not needed again, and an LRU of a
-    few models did not help, as every new sentence visits all snapshots in order."""
-    if snapshot.weights == MODEL_FILE:
-        return load_translator(path)
-    return snapshots.load_snapshot(path, snapshot, device())
-
-
-@shared(SNAPSHOT_VIEWS_BYTES)
-def snapshot_view(request: Request, snapshot: Snapshot) -> snapshots.SnapshotView:
-    reference = cached_analysis(request).result
-    model = load_snapshot(request.model, snapshot)
-    return snapshots.view_snapshot(model, snapshot.step, request, reference)
-
-
-def snapshot_views() -> list[snapshots.SnapshotView]:
-    """Every snapshot of the model on the current sentence, each computed once (a progress bar
-    shows the first time), so that moving the step slider only redraws."""
-    request = current()
-    found = ModelDir(request.model).snapshots()
-    progress = st.progress(0.0, text="Running every snapshot on the sentence…")
-    views = []
-    for done, snapshot in enumerate(found, start=1):
-        views.append(snapshot_view(request, snapshot))
-        progress.progress(done / len(found), text=f"Step {snapshot.step:,} done")
-    progress.empty()
-    return views
-
-
-@st.cache_data(
-    max_entries=64,
-    show_spinner=f"Computing every lens (integrated gradients: {attribution.IG_STEPS} passes)…",
-)
-def cached_lenses(request: Request, position: int) -> attribution.Lenses:
-    result = cached_analysis(request).result
-    return attribution.lenses(load_translator(request.model).model, result, position)
-
-
-@dataclass(frozen=True)
-class Intervention:
-    """The translation with an intervention on some heads, and both models' view of the normal
-    translation, token by token (teacher-forced)."""
-
-    changed: Translation  # what the changed model translates
-    normal_scores: list[float]  # log P of each normal output token, normal model
-    changed_scores: list[float]  # ... the changed model
-
-
-@st.cache_data(max_entries=32, show_spinner="Translating with those heads changed…")
-def cached_intervention(request: Request, heads: tuple[str, ...], how: str = "off") -> Intervention:
-    """``how`` ("off", "uniform", "permute") on ``heads`` (names such as "enc L5 H5")."""
-    normal = cached_analysis(request).result
-    translator = load_translator(request.model)
-    changed = intervened_translator(translator, [Head.parse(name) for name in heads], how)
-    return Intervention(
-        changed.translate(**request.arguments),
-        translator.trace(normal).token_scores,
-        changed.trace(normal).token_scores,
-    )
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def cached_alternatives(
-    request: Request, position: int, count: int = 6
-) -> list[tuple[int, str, float]]:
-    """The ``count`` likeliest pieces at output ``position`` other than the one chosen, as
-    (id, piece, probability), teacher-forced on the translation."""
-    result = cached_analysis(request).result
-    translator = load_translator(request.model)
-    probabilities = translator.predictions(result)[position]
-    ranked = [
-        int(piece) for piece in np.argsort(-probabilities) if piece != result.output_ids[position]
-    ]
-    return [
-        (piece, translator.tokenizer.pieces([piece])[0], float(probabilities[piece]))
-        for piece in ranked[:count]
-    ]
-
-
-@st.cache_data(
-    max_entries=64,
-    show_spinner=f"Integrated gradients of the contrast ({attribution.IG_STEPS} passes)…",
-)
-def cached_contrast(request: Request, position: int, foil: int) -> attribution.Contrast:
-    result = cached_analysis(request).result
-    return attribution.contrast(load_translator(request.model).model, result, position, foil)
-
-
-@st.cache_data(max_entries=64, show_spinner="Changing the head…")
-def cached_word_shift(
-    request: Request, position: int, head: str, how: str
-) -> tuple[Shift, Translation]:
-    """How ``how`` on ``head`` moves the distribution output position ``position`` was chosen
-    from (teacher-forced), and the sentence re-translated with it."""
-    normal = cached_analysis(request).result
-    translator = load_translator(request.model)
-    changed = intervened_translator(translator, [Head.parse(head)], how)
-    vocabulary = translator.tokenizer.pieces(range(len(translator.tokenizer)))
-    shift = distribution_shift(
-        translator.predictions(normal)[position], changed.predictions(normal)[position], vocabulary
-    )
-    return shift, changed.translate(**request.arguments)
-
-
-@shared(IMPORTANCE_BYTES, spinner="Switching each head off in turn…")
-def cached_importance(request: Request, kind: str) -> np.ndarray:
-    """Every head's importance for the translation (layers, heads): core.inspection.ablation. The
-    costliest pass a page makes, so the Heads lab makes it only when asked; once made, every session
-    finds it (``cached_importance.stored``)."""
-    normal = cached_analysis(request).result
-    return head_importance(load_translator(request.model), normal, kind)
-
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def _survey(path: str, versions: tuple[float, float]) -> tuple[HeadSurvey | None, bool]:
-    """heads.json beside the model and whether model.pt is the one it was computed from; read
-    again when either file changes (``versions``: their modification times)."""
-    survey = load_survey(path)
-    return survey, survey is not None and ModelDir(path).is_current(survey.model_sha256)
-
-
-def head_survey() -> tuple[HeadSurvey | None, bool]:
-    """The model's head survey (None if it has none, or a message if it is damaged) and whether
-    it is current."""
-    directory = ModelDir(model_dir())
-    versions = tuple(
-        file.stat().st_mtime if file.exists() else 0.0
-        for file in (directory.heads_file, directory.model_file)
-    )
-    try:
-        return _survey(str(directory.path), versions)
-    except CheckpointError as error:
-        st.warning(f"The head survey beside the model is unreadable: {error}")
-        return None, False
 
 
 def translator() -> Translator:

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from app import narrow, notices, presentation, slides, state
+from app import narrow, notices, presentation, slides, snapshot_cache, state
 from app.display import piece_text
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import CheckpointError, InputError
@@ -369,7 +369,7 @@ def snapshot_picker() -> SnapshotView | None:
     )
     if step == steps[-1]:
         return None
-    view = state.snapshot_view(state.current(), found[steps.index(step)])
+    view = snapshot_cache.snapshot_view(state.current(), found[steps.index(step)])
     st.caption(
         f"The model after {step:,} training steps: it reads the final model's translation (teacher "
         "forcing), so the maps keep their rows and columns."

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import state, ui
+from app import explain_cache, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.explain import agreement_map, difference_map, lens_map
 from app.figures.heads import focus_bars
@@ -117,7 +117,7 @@ position = st.selectbox(
     bind="query-params",
     help="Each decoder position reads one piece and predicts the next.",
 )
-lenses = state.cached_lenses(state.current(), position)
+lenses = explain_cache.cached_lenses(state.current(), position)
 predicted = piece_text(lenses.predicted)
 title = f"Why “{predicted}”? Every lens over the source pieces"
 ui.chart(lens_map(lenses.values, lenses.source_labels, title), f"lenses-{position}")
@@ -137,7 +137,7 @@ ui.chart(
 st.markdown(READING_GUIDE)
 
 st.header("Why this piece rather than another?")
-alternatives = state.cached_alternatives(state.current(), position)
+alternatives = explain_cache.cached_alternatives(state.current(), position)
 foils = [piece for piece, _, _ in alternatives]
 if st.session_state.get("foil", foils[0]) not in foils:  # an alternative at another piece
     del st.session_state["foil"]
@@ -152,7 +152,7 @@ foil = st.selectbox(
     bind="query-params",
     help="The pieces the model found likeliest after the one it chose.",
 )
-found = state.cached_contrast(state.current(), position, foil)
+found = explain_cache.cached_contrast(state.current(), position, foil)
 foil_piece = piece_text(next(text for piece, text, _ in alternatives if piece == foil))
 ui.chart(
     lens_map(
@@ -189,7 +189,7 @@ with right:
         "probe_how",
         format_func=INTERVENTIONS.get,
     )
-shift, changed = state.cached_word_shift(state.current(), position, head_name, how)
+shift, changed = explain_cache.cached_word_shift(state.current(), position, head_name, how)
 st.metric(
     f"Total variation distance of the distribution “{predicted}” was chosen from",
     f"{shift.total_variation:.3f}",

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from app import state, ui
+from app import heads_cache, state, ui
 from app.analysis import importance_estimate
 from app.display import ATTENTION_KINDS
 from app.figures.heads import (
@@ -145,7 +145,7 @@ if kind != "cross":
     st.caption("A word's weight on itself is left out of the ranking.")
 
 st.header("Head dashboard")
-survey, current = state.head_survey()
+survey, current = heads_cache.head_survey()
 over = "sentence"
 if survey is not None:
     sample = f"{survey.sentences} validation sentences"
@@ -198,13 +198,13 @@ asked = ui.on_demand(
     f"Compute head importance for your sentence ({importance_estimate(analysis)})",
     "importance",
     wanted,
-    done=state.cached_importance.stored(*wanted) is not None,
+    done=heads_cache.cached_importance.stored(*wanted) is not None,
     help=f"Switches each of the {len(roles)} heads off alone and scores the translation again, "
     "in one batched pass. Once computed, it is kept for everyone on this server.",
 )
 importance, computed_on = None, None
 if asked:
-    importance = state.cached_importance(*wanted)
+    importance = heads_cache.cached_importance(*wanted)
 elif survey is not None:
     importance, computed_on = survey.importance[kind], sample
     st.caption(f"Until you ask for your sentence's own, the map below is the mean over {sample}.")
@@ -267,7 +267,7 @@ chosen = st.multiselect(
     "weights are permuted among those keys (Jain & Wallace 2019).",
 )
 if chosen:
-    outcome = state.cached_intervention(state.current(), tuple(sorted(chosen)), how)
+    outcome = heads_cache.cached_intervention(state.current(), tuple(sorted(chosen)), how)
     left, right = st.columns(2)
     left.caption("All heads as trained")
     left.code(result.text, language=None, wrap_lines=True)

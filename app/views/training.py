@@ -3,7 +3,7 @@ so that heads can be seen learning their jobs."""
 
 import streamlit as st
 
-from app import lectern, presentation, state, ui
+from app import lectern, presentation, snapshot_cache, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
@@ -40,7 +40,7 @@ if not ModelDir(state.model_dir()).snapshots():
     )
     st.stop()
 analysis = state.analysis()
-views = state.snapshot_views()
+views = snapshot_cache.snapshot_views()
 steps = [view.step for view in views]
 st.markdown(
     f"The model was saved at {len(steps) - 1} steps of its training before the last. Each "

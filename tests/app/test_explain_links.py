@@ -6,7 +6,7 @@ import html
 
 import pytest
 
-from app import state
+from app import explain_cache
 from core import Request
 from tests.app.test_app import assert_fine
 from tests.app.test_lab_pages import TIRED, by_key, selected
@@ -26,7 +26,7 @@ def piece(label: str) -> str:
 def alternatives(model_dir, at) -> list[int]:
     """The pieces "Instead of" offers for the produced piece on screen, likeliest first."""
     position = at.selectbox(key="word").value
-    found = state.cached_alternatives(Request(model_dir, TIRED, "de", 4, 0.6), position)
+    found = explain_cache.cached_alternatives(Request(model_dir, TIRED, "de", 4, 0.6), position)
     return [piece for piece, _, _ in found]
 
 
