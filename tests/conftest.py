@@ -1,25 +1,21 @@
-"""Shared fixtures: a tiny random model directory, built in a second, so tests need no data."""
+"""Shared fixtures: a tiny random model directory, built in a second, so tests need no data. Nothing
+here imports streamlit or app: what only the app's tests use is in tests/app (conftest.py and
+apptest.py)."""
 
 from __future__ import annotations
 
-import base64
-import json
 import shutil
-from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 from core.files.model_dir import ModelDir
+from core.inspection.head_survey import SamplePair, survey, work_units
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.text.tokenizer import EOS_ID, Tokenizer
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
-
-MAIN = str(Path(__file__).resolve().parent.parent / "app" / "main.py")
 
 TINY = ModelConfig(
     vocab_size=400,
@@ -63,6 +59,17 @@ def history_dir(tiny_model_dir, tmp_path_factory):
     return model_dir.path
 
 
+@pytest.fixture
+def moved_history_dir(history_dir, tmp_path):
+    """The history, as if the model had been moved onto its vocabulary after EARLY_STEPS[0]."""
+    moved = ModelDir(tmp_path / "moved")
+    shutil.copytree(history_dir, moved.path)
+    record = {"at_step": EARLY_STEPS[0], "old_vocab_size": 300, "new_vocab_size": TINY.vocab_size}
+    training = {**moved.read_card()["training"], "vocabulary_transfer": record}
+    moved.write_card({**moved.read_card(), "training": training})
+    return moved.path
+
+
 @pytest.fixture(scope="session")
 def translator(tiny_model_dir) -> Translator:
     return Translator.load(tiny_model_dir)
@@ -83,33 +90,42 @@ def eos_prone_model(seed: int) -> Transformer:
     return model
 
 
-def plotted(values) -> np.ndarray:
-    """An array as the browser receives it: plotly sends numeric arrays as typed base64 data."""
-    if isinstance(values, dict):
-        shape = [int(size) for size in str(values.get("shape", "-1")).split(",")]
-        flat = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
-        return flat.reshape(shape)
-    return np.asarray(values)
+# The head survey of four sentences: tests/core/test_head_survey.py checks it, and
+# tests/app/test_head_lab_survey.py checks that the Heads lab draws it.
+BEAM, ALPHA = 4, 0.6
+HEADS_OFF = [4, 24]  # with 0: three points of the tiny model's 24 heads (2 + 2 layers x 4 x 3)
 
 
-def chart_specs(at) -> list[dict]:
-    """The Plotly figures an AppTest run drew, as the JSON the browser receives."""
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+def plain_translations(translator, pairs):
+    return [translator.translate(p.source, p.target, BEAM, ALPHA).text for p in pairs]
 
 
-@pytest.fixture
-def app(tiny_model_dir, monkeypatch):
-    """Open a page of the app on the tiny model: app("attention", layer="1") runs it once, on the
-    app's first example unless ``text=`` says otherwise."""
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
+@pytest.fixture(scope="module")
+def pairs(translator):
+    """Four made-up sentences, de and fr alternating, whose references are the plain model's own
+    beam translations: the full model scores BLEU 100, any change in its output scores less."""
+    sources = tiny_corpus(4, seed=11)
+    drafts = [SamplePair("de" if i % 2 == 0 else "fr", s, "") for i, s in enumerate(sources)]
+    references = plain_translations(translator, drafts)
+    assert all(references)  # non-empty, so BLEU is defined
+    return [SamplePair(p.target, p.source, r) for p, r in zip(drafts, references)]
 
-    def open_page(page: str = "translate", **query: str) -> AppTest:
-        at = AppTest.from_file(MAIN, default_timeout=120)
-        at.query_params.update(query)
-        at.switch_page(f"views/{page}.py")
-        return at.run()
 
-    return open_page
+@pytest.fixture(scope="module")
+def surveyed(translator, pairs, tiny_model_dir):
+    calls = []
+    result = survey(
+        translator,
+        pairs,
+        ModelDir(tiny_model_dir).model_sha256(),
+        "four made-up sentences",
+        HEADS_OFF,
+        BEAM,
+        ALPHA,
+        progress=calls.append,
+    )
+    assert len(calls) == work_units(len(pairs), len(result.pruning)) == 12
+    return result
 
 
 def pytest_collection_modifyitems(config, items):

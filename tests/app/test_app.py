@@ -26,8 +26,8 @@ from core.files.model_dir import ModelDir
 from core.inspection.head_focus import rank_heads
 from core.text.truecase import Truecaser
 from core.translator import DEFAULT_MODEL
-from tests.conftest import MAIN
-from tests.conftest import chart_specs as charts
+from tests.app.apptest import MAIN
+from tests.app.apptest import chart_specs as charts
 
 PAGES = [
     "story",

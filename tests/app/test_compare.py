@@ -6,8 +6,8 @@ import pytest
 
 from app.display import piece_text
 from core.decoding.search import first_divergence, length_penalty
+from tests.app.apptest import chart_specs, plotted
 from tests.app.test_app import assert_fine
-from tests.conftest import chart_specs, plotted
 
 SENTENCE = "The small dog runs in the garden."
 

@@ -7,8 +7,8 @@ import pytest
 
 from app.figures.coverage import coverage_rows, named_flags
 from core.inspection.coverage import Thresholds, coverage, step_coverage, word_coverage
+from tests.app.apptest import chart_specs, plotted
 from tests.app.test_app import assert_fine
-from tests.conftest import chart_specs, plotted
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 # the tiny random model's output on it leaves some source words little attention, others much

@@ -14,7 +14,7 @@ from core.inspection.head_focus import rank_heads
 from core.inspection.head_statistics import head_roles, head_statistics
 from core.inspection.head_survey import SamplePair, load_survey, save_survey, survey
 from support.tiny_corpus import tiny_corpus
-from tests.conftest import MAIN, chart_specs, plotted
+from tests.app.apptest import MAIN, chart_specs, plotted
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 

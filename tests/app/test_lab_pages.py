@@ -18,9 +18,9 @@ from core.inspection.ablation import all_heads
 from core.inspection.attribution import contrast, lenses
 from core.inspection.head_focus import rank_heads
 from core.inspection.head_statistics import head_statistics
+from tests.app.apptest import MAIN, chart_specs
 from tests.app.test_app import assert_fine, texts
 from tests.app.test_head_lab import surveyed_model_dir  # noqa: F401 (a fixture)
-from tests.conftest import MAIN, chart_specs
 
 TIRED = "The animal didn't cross the street because it was too tired."
 WIDE = "The animal didn't cross the street because it was too wide."

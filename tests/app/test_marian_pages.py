@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app.apptest import MAIN
+from tests.app.apptest import chart_specs as charts
 from tests.app.test_app import PAGES, assert_fine, texts
-from tests.conftest import MAIN
-from tests.conftest import chart_specs as charts
 from tests.marian_model import build_marian_dir
 
 pytest.importorskip("transformers")  # builds the model; the app reads it without transformers

@@ -25,7 +25,7 @@ from app.figures.text import MINUS_INF, plot_text
 from core.inspection.labelled_attention import LabelledAttention, prediction_labels
 from core.model.config import POSITIONAL_LAYOUTS
 from core.model.sinusoids import wave
-from tests.conftest import chart_specs
+from tests.app.apptest import chart_specs
 
 # The decoder pieces of the reviewer's sentence: "Das Tier überquerte nicht die Straße, ..."
 PIECES = [

@@ -7,8 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.files.model_dir import ModelDir
+from tests.app.apptest import MAIN
 from tests.app.test_app import assert_fine
-from tests.conftest import MAIN
 
 MACHINE_PATH = "/home/someone/runs/en-de-fr"
 

@@ -5,9 +5,9 @@ opens at its first snapshot, so that Play and the forward keys have somewhere to
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app.apptest import MAIN, chart_titles
 from tests.app.test_app import assert_fine
-from tests.conftest import EARLY_STEPS, FINAL_STEP, MAIN
-from tests.core.test_snapshots import chart_titles
+from tests.conftest import EARLY_STEPS, FINAL_STEP
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from app.figures.heads import LINE_MAX_WIDTH, attention_lines
 from app.figures.heatmaps import heatmap
 from app.figures.text import plot_text
 from core.inspection.head_focus import rank_heads
-from tests.conftest import chart_specs, plotted
+from tests.app.apptest import chart_specs, plotted
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 CAPTION = slides.Caption(

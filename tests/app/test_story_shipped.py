@@ -11,8 +11,8 @@ from streamlit.testing.v1 import AppTest
 from app import story
 from core.inspection.head_statistics import sentence_roles
 from core.translator import DEFAULT_MODEL, Translator
+from tests.app.apptest import MAIN
 from tests.app.test_lab_pages import by_key
-from tests.conftest import MAIN
 
 pytestmark = [
     pytest.mark.slow,

@@ -12,7 +12,8 @@ from app.display import ATTENTION_KINDS, piece_text
 from app.figures.text import plot_text
 from core import Request
 from core.text.sentences import excerpt, translate_by_sentence
-from tests.conftest import TINY, chart_specs
+from tests.app.apptest import chart_specs
+from tests.conftest import TINY
 
 TWO_SENTENCES = "The child reads a book. The dog sleeps in the garden."
 

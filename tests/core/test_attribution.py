@@ -1,13 +1,11 @@
-"""The explain lenses: each one is what it claims, on the tiny random model."""
+"""The explain lenses: each one is what it claims, on the tiny random model. The Explain page that
+draws them is tested in tests/app/test_explain_page.py."""
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 from core import Translator
 from core.inspection.attribution import (
@@ -19,10 +17,9 @@ from core.inspection.attribution import (
     rank_agreement,
     rollout,
 )
-from core.inspection.minimal_pairs import COREFERENCE_PAIR, PAIRS, partner, word_changes
+from core.inspection.minimal_pairs import COREFERENCE_PAIR, partner, word_changes
 from core.text.tokenizer import UNK_ID
 from core.translator import DEFAULT_MODEL
-from tests.conftest import plotted
 
 SENTENCE = "The small dog runs in the garden."
 
@@ -155,44 +152,6 @@ def test_rank_agreement_is_kendalls_tau_between_lenses():
     assert np.allclose(agreement, agreement.T)
 
 
-@pytest.mark.slow
-def test_the_explain_page_draws_every_lens_for_the_chosen_piece(tiny_model_dir, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
-    main = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
-    at = AppTest.from_file(main, default_timeout=120)
-    at.query_params["text"] = SENTENCE
-    at.switch_page("views/explain.py")
-    at.run()
-    assert not at.exception
-    box = at.selectbox(key="word")
-    box.set_value(2).run()
-    assert not at.exception
-    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-    lens_rows = specs[0]["layout"]["yaxis"]["ticktext"]
-    assert len(lens_rows) == 7 and "integrated gradients" in lens_rows
-    assert "completeness error" in " ".join(c.value for c in at.caption)
-    # the contrast with the likeliest other piece, as core computes it
-    contrast_chart = next(
-        spec for spec in specs if spec["layout"]["title"]["text"].startswith("Contrastive")
-    )
-    translator = Translator.load(tiny_model_dir)
-    traced = translator.translate(SENTENCE, "de", 4, 0.6, trace=True)
-    position = at.selectbox(key="word").value
-    foil = at.selectbox(key="foil").value
-    expected = contrast(translator.model, traced, position, foil).values
-    shown = plotted(contrast_chart["data"][0]["z"])
-    np.testing.assert_allclose(np.ravel(shown), expected / np.abs(expected).max(), atol=1e-5)
-    # the minimal pair: the other half of the coreference pair by default, and any sentence
-    assert at.text_input(key="pair").value == partner(SENTENCE)
-    at.text_input(key="pair").set_value("The small cat runs in the garden.").run()
-    assert not at.exception
-    assert any(t.value.startswith("The translations differ in:") for t in at.text)
-    # every word the two share, numbered by its row in the first (0 is the language tag); not
-    # the word that changed
-    follow = at.selectbox(key="follow")
-    assert follow.options == ["1: The", "2: small", "4: runs", "5: in", "6: the", "7: garden."]
-
-
 def test_word_changes_name_what_differs():
     first, second = (sentence.split() for sentence in COREFERENCE_PAIR)
     assert word_changes(first, second) == [("tired.", "wide.")]
@@ -200,22 +159,6 @@ def test_word_changes_name_what_differs():
     assert word_changes(["a"], ["a"]) == []
     assert partner(COREFERENCE_PAIR[1]) == COREFERENCE_PAIR[0]
     assert partner("Anything else.") == COREFERENCE_PAIR[1]
-
-
-@pytest.mark.slow
-def test_a_bundled_pair_sets_both_sentences(tiny_model_dir, translator, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
-    main = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
-    at = AppTest.from_file(main, default_timeout=120)
-    at.switch_page("views/explain.py")
-    at.run()
-    at.pills(key="bundled").set_value("number: dog / dogs").run()
-    assert not at.exception
-    first, second = PAIRS["number: dog / dogs"]
-    assert at.text_area(key="text").value == first and at.text_input(key="pair").value == second
-    shown = [code.value for code in at.code]
-    assert translator.translate(second, "de", 4, 0.6).text in shown
-    assert partner(second) == first and partner(first) == second
 
 
 @pytest.mark.slow

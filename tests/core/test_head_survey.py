@@ -1,7 +1,8 @@
 """heads.json: the head survey on a validation sample. The stored means are the means of each
 sentence's own statistics and importance, every point of the pruning curve is the score of a
 direct run with those heads off, the file round-trips, a damaged file is a CheckpointError, and the
-command's dry run writes a file the app can load."""
+command's dry run writes a file the app can load. The survey of four sentences (``surveyed``) is
+made in tests/conftest.py; tests/app/test_head_lab_survey.py checks that the Heads lab draws it."""
 
 import copy
 import json
@@ -14,34 +15,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 from core import CheckpointError
-from core.files.checkpoint import TEMPORARY_SUFFIX, load_model, save_model
+from core.files.checkpoint import TEMPORARY_SUFFIX, save_model
 from core.files.model_dir import HEADS_FILE, MODEL_FILE, ModelDir
 from core.inspection.ablation import KINDS, all_heads, head_importance, intervened_translator
 from core.inspection.head_statistics import head_statistics, role_attention
 from core.inspection.head_survey import (
-    SamplePair,
     load_survey,
     pruning_counts,
     read_survey,
     save_survey,
-    survey,
     survey_to_json,
-    work_units,
 )
 from core.model.transformer import Transformer
 from core.scoring import score_translations
-from support.tiny_corpus import tiny_corpus
-from tests.conftest import MAIN, TINY, chart_specs, plotted
+from tests.conftest import ALPHA, BEAM, TINY, plain_translations
 from tests.training import write_tiny_data
 from train.data import load_corpus
 from train.head_survey import main, validation_sample
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-BEAM, ALPHA = 4, 0.6
-HEADS_OFF = [4, 24]  # with 0: three points of the tiny model's 24 heads (2 + 2 layers x 4 x 3)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -51,38 +45,6 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-def plain_translations(translator, pairs):
-    return [translator.translate(p.source, p.target, BEAM, ALPHA).text for p in pairs]
-
-
-@pytest.fixture(scope="module")
-def pairs(translator):
-    """Four made-up sentences, de and fr alternating, whose references are the plain model's own
-    beam translations: the full model scores BLEU 100, any change in its output scores less."""
-    sources = tiny_corpus(4, seed=11)
-    drafts = [SamplePair("de" if i % 2 == 0 else "fr", s, "") for i, s in enumerate(sources)]
-    references = plain_translations(translator, drafts)
-    assert all(references)  # non-empty, so BLEU is defined
-    return [SamplePair(p.target, p.source, r) for p, r in zip(drafts, references)]
-
-
-@pytest.fixture(scope="module")
-def surveyed(translator, pairs, tiny_model_dir):
-    calls = []
-    result = survey(
-        translator,
-        pairs,
-        ModelDir(tiny_model_dir).model_sha256(),
-        "four made-up sentences",
-        HEADS_OFF,
-        BEAM,
-        ALPHA,
-        progress=calls.append,
-    )
-    assert len(calls) == work_units(len(pairs), len(result.pruning)) == 12
-    return result
 
 
 def scores_by_target(hypotheses, pairs):
@@ -354,36 +316,3 @@ def test_a_bad_flag_value_is_an_argparse_error(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--sentences", "0"])
     assert exit_.value.code == 2 and "must be at least 1" in capsys.readouterr().err
-
-
-@pytest.mark.slow
-def test_the_heads_lab_draws_the_survey_and_says_when_it_is_stale(
-    surveyed, tiny_model_dir, tmp_path, monkeypatch
-):
-    model_dir = tmp_path / "model"
-    shutil.copytree(tiny_model_dir, model_dir)
-    save_survey(model_dir / HEADS_FILE, surveyed)
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(model_dir))
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.query_params.update({"over": "sample", "kind": "cross"})
-    at.switch_page("views/head_lab.py")
-    at.run()
-    assert not at.exception, [error.message for error in at.exception]
-    specs = {spec["layout"]["title"]["text"]: spec for spec in chart_specs(at)}
-    dashboard = next(spec for title, spec in specs.items() if title.startswith("Cross-attention: "))
-    statistic = at.segmented_control(key="stat").value
-    np.testing.assert_allclose(
-        plotted(dashboard["data"][0]["z"]), surveyed.statistics["cross"][statistic]
-    )
-    curve = next(spec for title, spec in specs.items() if "validation sentences" in title)
-    assert list(plotted(curve["data"][0]["x"])) == [point.heads_off for point in surveyed.pruning]
-    np.testing.assert_allclose(
-        plotted(curve["data"][0]["y"]), [point.bleu for point in surveyed.pruning]
-    )
-    assert not [warning for warning in at.warning if "earlier model" in warning.value]
-    model = load_model(model_dir / MODEL_FILE)[0]
-    with torch.no_grad():
-        model.embedding.weight[5] += 1.0
-    save_model(model, model_dir / MODEL_FILE)
-    at.run()
-    assert [warning for warning in at.warning if "earlier model" in warning.value]

@@ -1,7 +1,9 @@
 """The layers point one way: every .py file under core/, app/ and train/ is read with `ast` (nothing
 is imported) and its imports are checked against the allowed directions. core is below app and
 train, and train below app; inside core, the model and the text sit at the bottom, the files above
-them, and inspection does not reach up to the translator for what it can get lower down."""
+them, and inspection does not reach up to the translator for what it can get lower down. The tests
+mirror the layers: nothing under tests/core, nor tests/conftest.py (read for every test), imports
+streamlit, app or the app's tests."""
 
 from __future__ import annotations
 
@@ -51,9 +53,9 @@ def type_checking_nodes(tree: ast.Module) -> set[int]:
     return inside
 
 
-def imports_of(path: Path, tree: ast.Module) -> list[Import]:
-    """Every import in the file (at the top, in functions, under TYPE_CHECKING), of any module of
-    the project, with relative imports made absolute."""
+def imports_of(path: Path, tree: ast.Module, roots: tuple[str, ...] = PACKAGES) -> list[Import]:
+    """Every import in the file (at the top, in functions, under TYPE_CHECKING), of any module
+    under ``roots`` (the project's packages unless told), with relative imports made absolute."""
     source = module_name(path)
     package = source if path.name == "__init__.py" else source.rpartition(".")[0]
     hidden = type_checking_nodes(tree)
@@ -70,7 +72,7 @@ def imports_of(path: Path, tree: ast.Module) -> list[Import]:
         else:
             continue
         for target, names in targets:
-            if target.split(".")[0] in PACKAGES:
+            if target.split(".")[0] in roots:
                 found.append(Import(source, target, names, node.lineno, id(node) in hidden))
     return found
 
@@ -107,6 +109,24 @@ def read_project() -> tuple[list[Import], dict[str, set[str]]]:
 IMPORTS, RUNTIME_NAMES = read_project()
 
 
+# What a test's imports say about the layer it tests: streamlit, the app, and the tests themselves.
+TEST_ROOTS = ("streamlit", "app", "tests")
+
+
+def read_tests() -> list[Import]:
+    """The imports of tests/conftest.py and of every file under tests/core."""
+    tests = ROOT / "tests"
+    paths = [tests / "conftest.py", *sorted((tests / "core").rglob("*.py"))]
+    imports: list[Import] = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        imports += imports_of(path, tree, TEST_ROOTS)
+    return imports
+
+
+TEST_IMPORTS = read_tests()
+
+
 def within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
@@ -118,6 +138,14 @@ FORBIDDEN = [
     ("core.model", ("core.decoding", "core.inspection", "core.translator", "core.text")),
     ("core.text", ("core.model", "core.decoding", "core.inspection", "core.translator")),
     ("core.files", ("core.inspection", "core.translator")),
+]
+
+
+# The same for the tests: the core's tests, and the conftest every test reads, know nothing of
+# the app.
+FORBIDDEN_IN_TESTS = [
+    ("tests.core", ("streamlit", "app", "tests.app")),
+    ("tests.conftest", ("streamlit", "app", "tests.app")),
 ]
 
 
@@ -139,6 +167,37 @@ def test_the_project_is_read():
 @pytest.mark.parametrize(("package", "forbidden"), FORBIDDEN, ids=[p for p, _ in FORBIDDEN])
 def test_no_import_points_up(package, forbidden):
     assert violations(IMPORTS, package, forbidden) == []
+
+
+def test_the_tests_are_read():
+    """The reading of the tests finds their imports, and would find streamlit and app in a test of
+    the core wherever they are imported: a test that sees nothing would pass anything."""
+    sources = {item.source for item in TEST_IMPORTS}
+    assert {"tests.core.test_engine", "tests.core.test_snapshots"} <= sources
+    assert any(item.target == "tests.conftest" for item in TEST_IMPORTS)
+    tree = ast.parse(
+        "import streamlit as st\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "from tests.app.apptest import MAIN\n"
+        "def test_state():\n"
+        "    from app import state\n"
+    )
+    found = imports_of(ROOT / "tests" / "core" / "test_example.py", tree, TEST_ROOTS)
+    assert violations(found, "tests.core", FORBIDDEN_IN_TESTS[0][1]) == [
+        "tests.core.test_example:1 -> streamlit",
+        "tests.core.test_example:2 -> streamlit.testing.v1 (AppTest)",
+        "tests.core.test_example:3 -> tests.app.apptest (MAIN)",
+        "tests.core.test_example:5 -> app (state)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"), FORBIDDEN_IN_TESTS, ids=[p for p, _ in FORBIDDEN_IN_TESTS]
+)
+def test_no_core_test_imports_streamlit_or_the_app(package, forbidden):
+    """A test of the core runs without the app: it imports neither streamlit nor app, nor a helper
+    of the app's tests (tests/app), which would import them for it."""
+    assert violations(TEST_IMPORTS, package, forbidden) == []
 
 
 def test_input_error_comes_from_core_errors():

@@ -1,11 +1,11 @@
 """Interventions on heads: uniform rows are 1/n over the allowed keys, a permutation only moves
 weights within a row's allowed keys, decoding keeps its invariants, and a head's importance is
-the log-probability drop of a direct ablated pass."""
+the log-probability drop of a direct ablated pass. The Explain page's intervention is tested in
+tests/app/test_explain_interventions.py."""
 
 import numpy as np
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 from core import InputError
 from core.decoding.search import beam_search, greedy_decode
@@ -18,7 +18,7 @@ from core.inspection.ablation import (
     layer_count,
 )
 from core.text.tokenizer import BOS_ID, PAD_ID
-from tests.conftest import MAIN, TINY, eos_prone_model
+from tests.conftest import TINY, eos_prone_model
 
 CHOSEN = [Head("encoder", 1, 2), Head("decoder", 0, 1), Head("cross", 1, 0)]
 TRACE_FIELD = {"encoder": "encoder_self", "decoder": "decoder_self", "cross": "cross"}
@@ -121,29 +121,3 @@ def test_the_shift_of_a_distribution_is_its_total_variation_and_top_words():
     assert shift.after[0] == ("d", 0.7)
     assert distribution_shift(before, before, pieces).total_variation == 0.0
     assert distribution_shift(before, np.array([0, 0, 0, 1.0]), pieces).total_variation == 1.0
-
-
-@pytest.mark.slow
-def test_the_explain_page_shows_what_an_intervention_does_to_one_word(
-    tiny_model_dir, translator, monkeypatch
-):
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
-    text = "The dog runs in the park."
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.query_params["text"] = text
-    at.switch_page("views/explain.py")
-    at.run()
-    at.selectbox(key="word").set_value(2).run()
-    at.selectbox(key="probe").set_value("enc L2 H3").run()
-    at.segmented_control(key="probe_how").set_value("uniform").run()
-    assert not at.exception, [error.message for error in at.exception]
-    normal = translator.translate(text, "de", 4, 0.6)
-    changed = intervened_translator(translator, [Head("encoder", 1, 2)], "uniform")
-    vocabulary = translator.tokenizer.pieces(range(TINY.vocab_size))
-    position = at.selectbox(key="word").value
-    before, after = translator.predictions(normal)[position], changed.predictions(normal)[position]
-    shift = distribution_shift(before, after, vocabulary)
-    assert shift.total_variation > 0
-    assert at.metric[0].value == f"{shift.total_variation:.3f}"
-    retranslated = changed.translate(text, "de", 4, 0.6).text
-    assert retranslated != normal.text and retranslated in [code.value for code in at.code]

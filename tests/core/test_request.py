@@ -1,14 +1,13 @@
 """core.Request: one sentence for one model directory, checked once when it is made, and a key
-that the app's caches (st.cache_data and app/shared_cache.py) find again for an equal request."""
+that the app's caches find again for an equal request: equal hashes and equal fields here, the
+caches themselves (st.cache_data and app/shared_cache.py) in tests/app/test_request_cache.py."""
 
 import math
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
-import streamlit as st
 
-from app.shared_cache import shared
 from core import InputError, Request, Translator
 from core.files.model_dir import ModelDir, NotAModelDir
 from core.request import target_languages
@@ -94,36 +93,14 @@ def test_the_arguments_translate_as_the_request_says(translator, tiny_model_dir)
     assert result.output_ids == translator.translate(SENTENCE, "fr", 2, 0.0, False, 3).output_ids
 
 
-def test_st_cache_data_keyed_on_a_request_answers_an_equal_request_from_the_cache(tiny_model_dir):
-    calls = []
-
-    @st.cache_data(show_spinner=False)
-    def compute(request: Request) -> str:
-        calls.append(request)
-        return request.text.upper()
-
-    first = compute(Request(str(tiny_model_dir), SENTENCE, alpha=1))
-    assert compute(Request(Path(tiny_model_dir), SENTENCE, alpha=1.0)) == first
-    assert len(calls) == 1
-    compute(Request(tiny_model_dir, SENTENCE, beam_size=2, alpha=1))
-    compute(Request(tiny_model_dir, SENTENCE, target="fr", alpha=1))
-    assert len(calls) == 3
-    compute.clear()
-
-
-def test_the_shared_cache_keyed_on_a_request_returns_the_value_it_kept(tiny_model_dir):
-    calls = []
-
-    @shared(max_bytes=10**6)
-    def compute(request: Request, position: int) -> list[str]:
-        calls.append(request)
-        return [request.text] * position
-
-    first = compute(Request(tiny_model_dir, SENTENCE), 2)
-    assert compute(Request(str(tiny_model_dir), SENTENCE), 2) is first
-    assert compute.stored(Request(Path(tiny_model_dir), SENTENCE), 2) is first
-    assert compute(Request(tiny_model_dir, SENTENCE, beam_size=1), 2) is not first
-    assert len(calls) == 2
+def test_equal_requests_have_equal_fields_of_the_same_types(tiny_model_dir):
+    """st.cache_data hashes a dataclass by its fields (dataclasses.asdict): equal requests give the
+    same fields, types and all, whether made with a str or a Path, an int or a float alpha."""
+    request = Request(str(tiny_model_dir), SENTENCE, "de", 4, 1.0)
+    same = Request(Path(tiny_model_dir), SENTENCE, "de", 4, 1)
+    fields, same_fields = asdict(request), asdict(same)
+    assert fields == same_fields
+    assert [type(v) for v in fields.values()] == [type(v) for v in same_fields.values()]
 
 
 def test_a_marian_directory_is_checked_against_its_own_languages(tmp_path):

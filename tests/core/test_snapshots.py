@@ -1,17 +1,14 @@
-"""Watching attention being learned: snapshots load, sit on the training log's step axis, the last
-one is the shipped model exactly, and the Training dynamics page plays them back."""
-
-import json
-import shutil
+"""Watching attention being learned: snapshots load, sit on the training log's step axis, and the
+last one is the shipped model exactly. That the Training dynamics page plays them back is tested
+in tests/app/test_training_page.py."""
 
 import numpy as np
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 from core import DEFAULT_MODEL, Request, Translator
 from core.files.checkpoint import safe_load
-from core.files.model_dir import MODEL_FILE, ModelDir, Snapshot
+from core.files.model_dir import MODEL_FILE, ModelDir
 from core.inspection.snapshots import (
     VocabularyChange,
     head_dynamics,
@@ -20,7 +17,7 @@ from core.inspection.snapshots import (
     view_snapshot,
     vocabulary_change,
 )
-from tests.conftest import EARLY_STEPS, FINAL_STEP, MAIN, TINY
+from tests.conftest import EARLY_STEPS, FINAL_STEP, TINY
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 
@@ -105,60 +102,6 @@ def test_every_shipped_snapshot_loads_safely_and_sits_on_the_training_log():
     assert found[-1].step == max(logged)
 
 
-@pytest.fixture
-def page(history_dir, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(history_dir))
-
-    def open_page(**query: str) -> AppTest:
-        at = AppTest.from_file(MAIN, default_timeout=120)
-        at.query_params.update(query)
-        at.switch_page("views/training.py")
-        return at.run()
-
-    return open_page
-
-
-def chart_titles(at: AppTest) -> list[str]:
-    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-    return [(spec["layout"].get("title") or {}).get("text", "") for spec in specs]
-
-
-@pytest.mark.slow
-def test_the_page_moves_through_the_snapshots(page):
-    at = page(kind="cross")
-    assert not at.exception
-    assert any(title.startswith(f"Step {EARLY_STEPS[0]}:") for title in chart_titles(at))
-    banner = 2  # the sentence and its translation above the page come first
-    early_text = at.text[banner].value
-    at.select_slider(key="snapshot").set_value(FINAL_STEP).run()
-    assert not at.exception
-    assert any(title.startswith(f"Step {FINAL_STEP}:") for title in chart_titles(at))
-    assert at.text[banner].value != early_text  # a random early model says something else
-    at.button(key="earlier").click().run()
-    assert any(title.startswith(f"Step {EARLY_STEPS[1]}:") for title in chart_titles(at))
-    assert [metric.value for metric in at.metric][-1] == "12.5"  # validated at step 20
-
-
-@pytest.mark.slow
-def test_the_step_comes_from_the_url_and_a_wrong_one_falls_back_to_the_first_snapshot(page):
-    at = page(snapshot=str(EARLY_STEPS[1]))
-    assert any(title.startswith(f"Step {EARLY_STEPS[1]}:") for title in chart_titles(at))
-    at = page(snapshot="7")  # not a snapshot of this model
-    assert not at.exception
-    assert any(title.startswith(f"Step {EARLY_STEPS[0]}:") for title in chart_titles(at))
-
-
-@pytest.fixture
-def moved_history_dir(history_dir, tmp_path):
-    """The history, as if the model had been moved onto its vocabulary after EARLY_STEPS[0]."""
-    moved = ModelDir(tmp_path / "moved")
-    shutil.copytree(history_dir, moved.path)
-    record = {"at_step": EARLY_STEPS[0], "old_vocab_size": 300, "new_vocab_size": TINY.vocab_size}
-    training = {**moved.read_card()["training"], "vocabulary_transfer": record}
-    moved.write_card({**moved.read_card(), "training": training})
-    return moved.path
-
-
 def test_the_vocabulary_change_comes_from_the_card(history_dir, moved_history_dir):
     assert vocabulary_change(history_dir) is None
     assert vocabulary_change(moved_history_dir) == VocabularyChange(
@@ -173,61 +116,3 @@ def test_a_vocabulary_change_missing_a_field_is_no_change(moved_history_dir):
     del card["training"]["vocabulary_transfer"]["old_vocab_size"]
     moved.write_card(card)
     assert vocabulary_change(moved_history_dir) is None
-
-
-@pytest.mark.slow
-def test_a_snapshot_from_before_a_vocabulary_change_says_it_was_moved(
-    moved_history_dir, monkeypatch
-):
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(moved_history_dir))
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.query_params.update({"snapshot": str(EARLY_STEPS[0])})
-    at.switch_page("views/training.py")
-    at.run()
-    assert not at.exception
-    moved = f"Until step {EARLY_STEPS[0]:,} the model had a 300-piece vocabulary"
-    assert any(moved in caption.value for caption in at.caption)
-    at.select_slider(key="snapshot").set_value(EARLY_STEPS[1]).run()
-    assert not any(moved in caption.value for caption in at.caption)
-
-
-@pytest.mark.slow
-def test_a_model_without_snapshots_shows_a_note(tiny_model_dir, monkeypatch):
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(tiny_model_dir))
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.switch_page("views/training.py")
-    at.run()
-    assert not at.exception
-    assert "keeps no snapshots" in at.info[0].value
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("page_file", ["attention", "translate"])
-def test_the_attention_and_translate_pages_show_an_earlier_step(
-    history_dir, monkeypatch, page_file
-):
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(history_dir))
-    at = AppTest.from_file(MAIN, default_timeout=120)
-    at.query_params.update({"snapshot": str(EARLY_STEPS[0]), "text": SENTENCE})
-    at.switch_page(f"views/{page_file}.py")
-    at.run()
-    assert not at.exception
-    assert any(title.endswith(f"step {EARLY_STEPS[0]}") for title in chart_titles(at))
-    at.select_slider(key="snapshot").set_value(FINAL_STEP).run()
-    assert not any("step" in title for title in chart_titles(at))
-
-
-def test_no_snapshot_model_stays_in_memory(history_dir):
-    """The app keeps the views, not the models: an earlier snapshot is read for its views and let
-    go, and the last one is the app's own translator, not a second copy of it."""
-    import gc
-    import weakref
-
-    from app import state
-
-    path, early = str(history_dir), ModelDir(history_dir).snapshots()[0]
-    final = Snapshot(FINAL_STEP, MODEL_FILE)
-    assert state.load_snapshot(path, final) is state.load_translator(path)
-    loaded = weakref.ref(state.load_snapshot(path, early))
-    gc.collect()
-    assert loaded() is None

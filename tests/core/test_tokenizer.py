@@ -10,7 +10,7 @@ from core.text.tokenizer import (
     language_tag,
     normalize_text,
 )
-from tests.conftest import tiny_corpus
+from support.tiny_corpus import tiny_corpus
 
 
 @pytest.fixture(scope="module")

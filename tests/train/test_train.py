@@ -15,7 +15,7 @@ from core import Translator
 from core.files.checkpoint import safe_load
 from core.files.metrics_log import read_metrics
 from core.files.model_dir import ModelDir
-from tests.conftest import tiny_corpus
+from support.tiny_corpus import tiny_corpus
 from tests.training import run_train, write_tiny_data
 from train import hardware
 from train.batching import encode_examples, padded_width, token_batches
