@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import state
+from app import heads_cache
 from app.figures.heads import head_dashboard
 from core.files.model_dir import ModelDir
 from core.inspection.ablation import Head, head_importance, intervened_translator
@@ -121,9 +121,9 @@ def test_the_importance_map_is_what_core_computes_and_uniform_heads_reach_the_mo
 def importance_passes(monkeypatch) -> list[str]:
     """The kinds of every head-importance pass the app makes
     (core.inspection.ablation.head_importance)."""
-    passes, compute = [], state.head_importance
+    passes, compute = [], heads_cache.head_importance
     monkeypatch.setattr(
-        state, "head_importance", lambda *args: passes.append(args[2]) or compute(*args)
+        heads_cache, "head_importance", lambda *args: passes.append(args[2]) or compute(*args)
     )
     return passes
 
