@@ -85,7 +85,7 @@ def test_the_beam_search_page_shows_coverage_growing(app, translator):
     at = app("beam_search", text=SENTENCE, step="3", xlayer="1", xhead="2")
     assert_fine(at)
     result = translator.translate(SENTENCE, "de", 4, 0.6, trace=True)
-    grown = step_coverage(result.steps, 3, translator.tokenizer.pieces)
+    grown = step_coverage(result, 3, translator.tokenizer.pieces)
     shown = drawn(at)["Coverage so far, layer 1, head 2"]
     expected = np.stack([found.values(0, 1) for found in grown])  # (hypotheses, source)
     np.testing.assert_allclose(plotted(shown["data"][0]["z"]), expected, rtol=1e-5)

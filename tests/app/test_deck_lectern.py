@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 
 from app import deck, deck_controls
 from core import DEFAULT_MODEL
+from tests.app.apptest import MAIN
 from tests.app.test_deck import shipped_shape
 from tests.conftest import EARLY_STEPS, FINAL_STEP
 
-MAIN = str(Path(deck.__file__).parent / "main.py")
 VIEWS = Path(deck.__file__).parent / "views"
 # Each page's title (its st.title), by page
 TITLES = {

@@ -138,6 +138,8 @@ FORBIDDEN = [
     ("core.model", ("core.decoding", "core.inspection", "core.translator", "core.text")),
     ("core.text", ("core.model", "core.decoding", "core.inspection", "core.translator")),
     ("core.files", ("core.inspection", "core.translator")),
+    # the searches return raw maps; labelling them is the translator's (above both)
+    ("core.decoding", ("core.inspection", "core.translator")),
 ]
 
 
