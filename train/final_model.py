@@ -33,7 +33,8 @@ def export(trainer: Trainer) -> Path:
     training = {
         "preset": config.preset,
         "steps": (origin.steps if origin else 0) + trainer.step,
-        "seconds": round((origin.seconds if origin else 0) + trainer.train_seconds),
+        # to 0.1 s, as the log's elapsed_s: whole seconds could fall below the last log line's
+        "seconds": round((origin.seconds if origin else 0) + trainer.train_seconds, 1),
         "hardware": describe_hardware(trainer.device, trainer.dist.world_size),
         "device": trainer.device.type,
         "fast_paths": dataclasses.asdict(trainer.fast_paths),
