@@ -1,7 +1,8 @@
 """The app's state: the shared settings, whose widgets (see app/ui.py) live in the URL; the model
 they chose, loaded once; and one cached analysis per request (core.Request: model, sentence,
 target, beam size, alpha), the key of every cache. The pages' own computations are cached beside
-it, one module per feature: app/explain_cache.py, heads_cache.py, snapshot_cache.py."""
+it, one module per feature: app/attention_cache.py, explain_cache.py, heads_cache.py,
+snapshot_cache.py."""
 
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ A module per section:
   tokens.py      the pieces as chips (Tokenization, the story)
   positional.py  positional encoding and embeddings
   masking.py     one head from scores to weights, with the mask
+  scaled_dot_product.py  one query through one head: q, K, the scores, the softmax, V, the output
   beam_search.py the beam search's tree, candidates and re-ranking; beam_layout.py lays them out
-  heads.py       the Heads lab
+  heads.py       the Heads lab; BertViz's line views (one head, or every head of a layer)
   explain.py     the Explain page's lenses
   training.py    training curves; training_log.py reads the log and the model card
 

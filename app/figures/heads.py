@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
 
 from app.figures.heatmaps import heatmap
@@ -88,6 +89,51 @@ def vote_bars(votes: Sequence[tuple[str, int]], query_label: str) -> go.Figure:
 
 
 LINE_MAX_WIDTH = 8  # px, of a line carrying weight 1 in attention_lines
+LINE_PX = 3  # px, every line of layer_lines
+OPACITY_STEP = 0.05  # layer_lines draws a line's opacity, its weight, to the nearest step
+FAN = 0.6  # of a row: layer_lines' lines from the heads to one key end this far apart in all
+HEAD_COLOURS = plotly.colors.qualitative.D3  # a colour per head, in turn
+
+
+def label_columns(queries: Sequence[str], keys: Sequence[str], query: int) -> list[go.Scatter]:
+    """BertViz's two columns of text: the queries on the left (x = 0), ``query`` highlighted,
+    and the keys on the right (x = 1), a row each from the top (y = position)."""
+    colours = [STATUS_COLOURS["finished"] if i == query else "#444444" for i in range(len(queries))]
+    return [
+        go.Scatter(
+            x=[0] * len(queries),
+            y=list(range(len(queries))),
+            text=plot_labels(queries),
+            mode="text",
+            textposition="middle left",
+            textfont={"color": colours},
+            hoverinfo="skip",
+            name="queries",
+            showlegend=False,
+        ),
+        go.Scatter(
+            x=[1] * len(keys),
+            y=list(range(len(keys))),
+            text=plot_labels(keys),
+            mode="text",
+            textposition="middle right",
+            textfont={"color": "#444444"},
+            hoverinfo="skip",
+            name="keys",
+            showlegend=False,
+        ),
+    ]
+
+
+def lines_layout(title: str, rows: int, maximum: int = 900) -> dict:
+    """The layout of a line view of ``rows`` rows: two columns of labels, no axes."""
+    return {
+        "title": plot_text(title),
+        "height": figure_height(rows, per_row=24, maximum=maximum),
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "xaxis": {"visible": False, "range": [-1.2, 2.2]},
+        "yaxis": {"visible": False, "autorange": "reversed"},
+    }
 
 
 def attention_lines(
@@ -99,29 +145,6 @@ def attention_lines(
     with customdata (key, weight), in key order after the two columns of labels."""
     queries, keys = attention.query_labels, attention.key_labels
     row = attention.weights[layer, head, query]  # (K,)
-    colours = [STATUS_COLOURS["finished"] if i == query else "#444444" for i in range(len(queries))]
-    columns = [
-        go.Scatter(
-            x=[0] * len(queries),
-            y=list(range(len(queries))),
-            text=plot_labels(queries),
-            mode="text",
-            textposition="middle left",
-            textfont={"color": colours},
-            hoverinfo="skip",
-            name="queries",
-        ),
-        go.Scatter(
-            x=[1] * len(keys),
-            y=list(range(len(keys))),
-            text=plot_labels(keys),
-            mode="text",
-            textposition="middle right",
-            textfont={"color": "#444444"},
-            hoverinfo="skip",
-            name="keys",
-        ),
-    ]
     query_label = plot_text(queries[query])
     lines = [
         go.Scatter(
@@ -137,17 +160,75 @@ def attention_lines(
         )
         for key, weight in enumerate(row)
     ]
-    return go.Figure(
-        [*columns, *lines],
-        layout={
-            "title": plot_text(title),
-            "height": figure_height(max(len(queries), len(keys)), per_row=24),
-            "showlegend": False,
-            "plot_bgcolor": "rgba(0,0,0,0)",
-            "xaxis": {"visible": False, "range": [-1.2, 2.2]},
-            "yaxis": {"visible": False, "autorange": "reversed"},
-        },
-    )
+    layout = {**lines_layout(title, max(len(queries), len(keys))), "showlegend": False}
+    return go.Figure([*label_columns(queries, keys, query), *lines], layout=layout)
+
+
+def layer_lines(attention: LabelledAttention, layer: int, query: int, title: str) -> go.Figure:
+    """BertViz's head view with every head of ``layer`` (counted from 0) at once, for one word:
+    the queries on the left, the keys on the right, and from query ``query`` a line to every key
+    in each head, in the head's colour (HEAD_COLOURS), as opaque as its weight; the heads' lines
+    to one key fan out over FAN of its row. The legend names the heads (a click hides one).
+
+    Each head has a legend entry, a marker at each key's end whose opacity is the weight (hover:
+    the weight), and its lines, a trace per opacity (the weight to the nearest OPACITY_STEP;
+    a line below half a step is not drawn): hundreds of lines in a few traces, built as dicts
+    (a fifth of the time of plotly's objects)."""
+    queries, keys = attention.query_labels, attention.key_labels
+    rows = attention.weights[layer, :, query]  # (H, K)
+    heads = rows.shape[0]
+    key_labels = numbered(plot_labels(keys), len(keys))
+    hover = f"{plot_text(queries[query])} → %{{text}}<br>weight %{{customdata[1]:.4f}}"
+    traces: list = label_columns(queries, keys, query)
+    for head, row in enumerate(rows):
+        colour, group = HEAD_COLOURS[head % len(HEAD_COLOURS)], f"head {head + 1}"
+        ends = np.arange(len(keys)) + FAN * ((head + 0.5) / heads - 0.5)  # (K,)
+        same = {"legendgroup": group, "showlegend": False}
+        traces.append(
+            {"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": group}
+            | {"line": {"width": LINE_PX + 1, "color": colour}, "legendgroup": group}
+        )
+        traces.append(
+            {
+                "type": "scatter",
+                "x": np.ones(len(keys)),
+                "y": ends,
+                "mode": "markers",
+                "marker": {"color": colour, "size": 6, "opacity": row},
+                "customdata": np.stack([np.arange(len(keys)), row], axis=-1),
+                "text": key_labels,
+                "hovertemplate": f"{group}: {hover}<extra></extra>",
+                "name": f"{group} weights",
+                **same,
+            }
+        )
+        traces += [
+            {**lines, "line": {"width": LINE_PX, "color": colour}, "name": f"{group} lines", **same}
+            for lines in lines_by_opacity(row, query, ends)
+        ]
+    layout = {**lines_layout(title, max(len(queries), len(keys)), maximum=640), "showlegend": True}
+    return go.Figure(traces, layout=layout)
+
+
+def lines_by_opacity(row: np.ndarray, query: int, ends: np.ndarray) -> list[dict]:
+    """Lines from (0, ``query``) to (1, ``ends[j]``), one trace (x, y, opacity) per opacity: the
+    weight ``row[j]`` to the nearest OPACITY_STEP, a line below half a step left out."""
+    levels = np.round(row / OPACITY_STEP).astype(int)  # (K,)
+    traces = []
+    for level in np.unique(levels[levels > 0]):
+        drawn = ends[levels == level]  # (lines,)
+        gaps = np.full(len(drawn), np.nan)
+        traces.append(
+            {
+                "type": "scatter",
+                "x": np.tile([0.0, 1.0, np.nan], len(drawn)),
+                "y": np.stack([np.full(len(drawn), query), drawn, gaps], axis=-1).ravel(),
+                "mode": "lines",
+                "opacity": float(level * OPACITY_STEP),
+                "hoverinfo": "skip",
+            }
+        )
+    return traces
 
 
 def token_score_changes(

@@ -1,10 +1,15 @@
-"""Attention: every head of every layer, for the three kinds of attention."""
+"""Attention: every head of every layer, for the three kinds of attention; one query followed
+through scaled dot-product attention in one head, and into every head of its layer."""
 
 import streamlit as st
 
-from app import slides, state, ui
-from app.display import ATTENTION_KINDS
+from app import attention_cache, slides, state, ui
+from app.display import ATTENTION_KINDS, piece_text
+from app.figures.heads import layer_lines
 from app.figures.heatmaps import attention_grid, attention_map
+from app.figures.scaled_dot_product import scaled_dot_product_steps
+from app.word_choice import follow
+from core.inspection.ablation import Head
 
 EXPLAIN = {
     "encoder": "Each source piece (row) attends to every source piece (column).",
@@ -65,10 +70,13 @@ def head_title(layer: int, head: int | str) -> str:
     return title
 
 
-def caption(layer: int | None = None, head: int | str | None = None) -> slides.Caption:
-    """The caption of a chart of this page: the kind, the layer and head, the training step."""
+def caption(
+    layer: int | None = None, head: int | str | None = None, word: str | None = None
+) -> slides.Caption:
+    """The caption of a chart of this page: the kind, the layer and head, the training step, the
+    query followed."""
     step = None if earlier is None else earlier.step
-    return ui.sentence_caption(kind=kind, layer=layer, head=head, training_step=step)
+    return ui.sentence_caption(kind=kind, layer=layer, head=head, training_step=step, word=word)
 
 
 single, grid = st.tabs(
@@ -114,3 +122,59 @@ ui.attention_download(
     caption(chosen("layer", LAYERS), chosen("head", HEADS)),
     f"{kind}-{'words' if words else 'pieces'}",
 )
+
+st.header("One query, step by step")
+st.caption(
+    "Follow one row of the map through scaled dot-product attention in the chosen head: its query "
+    "q against every key k, the dot products, the scaling by √d_k, the softmax, and the weighted "
+    "sum of the values; then where it looks in every head of the layer. Piece by piece: a word's "
+    "pieces each have their own query."
+)
+pieces = getattr(r.attention, kind)
+rows = range(len(pieces.query_labels))
+if "query" not in st.session_state:  # a link: the URL holds the row's number
+    st.session_state.query = {str(row): row for row in rows}.get(st.query_params.get("query"))
+lost = follow("query", pieces.query_labels, None)
+position = st.selectbox(
+    "Query (a row of the map)",
+    rows,
+    index=None,
+    # numbered as the map's hover numbers its rows: a piece that occurs twice keeps two rows
+    format_func={row: f"{row}: {piece_text(q)}" for row, q in zip(rows, pieces.query_labels)}.get,
+    key="query",
+    placeholder="Pick a piece to follow",
+)
+# the row's number, not its text, in the URL: a bound selectbox cannot take a piece with a comma
+if position is None:
+    st.query_params.pop("query", None)
+else:
+    st.query_params["query"] = str(position)
+if lost is not None:
+    st.text(f"No “{piece_text(lost)}” in {ATTENTION_KINDS[kind].lower()}: pick a query again.")
+if position is not None:
+    layer, head = chosen("layer", LAYERS), chosen("head", HEADS)
+    label = pieces.query_labels[position]
+    if head == "avg":
+        st.info("The average of the heads has no query of its own: pick a head to follow it.")
+    else:
+        step = attention_cache.cached_scaled_dot_product(
+            state.current(),
+            None if earlier is None else earlier.step,
+            Head(kind, layer - 1, head - 1),
+            position,
+        )
+        ui.chart(
+            scaled_dot_product_steps(step, f"Scaled dot-product attention for “{label}”"),
+            "scaled-dot-product",
+            caption=caption(layer, head, label),
+        )
+    ui.chart(
+        layer_lines(pieces, layer - 1, position, f"“{label}” in every head of layer {layer}"),
+        "layer-lines",
+        caption=caption(layer, word=label),
+    )
+    st.caption(
+        "BertViz's head view with every head of the layer: a line from the query to each key per "
+        "head, in the head's colour, as opaque as its weight. Click a head in the legend to hide "
+        "it."
+    )
