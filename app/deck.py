@@ -30,6 +30,7 @@ at step 14 on a layer the model does not have.
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,15 @@ from app.figures.positional import PE_ORDERS
 from app.story import STEPS as STORY_STEPS
 from core.inspection.ablation import INTERVENTIONS, KINDS, Head
 
-FOLDER = Path(__file__).resolve().parent.parent / "decks"
+SHIPPED_FOLDER = Path(__file__).resolve().parent.parent / "decks"
+FOLDER_ENV = "ATTENTION_LAB_DECKS"  # a lecturer's own folder of decks, instead of decks/
+
+
+def decks_folder() -> Path:
+    """Where decks are read: $ATTENTION_LAB_DECKS, else the decks/ shipped beside the app."""
+    return Path(os.environ.get(FOLDER_ENV) or SHIPPED_FOLDER)
+
+
 SUFFIX = ".toml"
 # The attention page's tabs, by their labels (the URL's ?view=)
 ATTENTION_VIEWS = ("One head", "All layers and heads")
@@ -418,11 +427,12 @@ def step_of(table: Mapping[str, Any]) -> Step:
     return Step(page, settings, table.get(TITLE, ""))
 
 
-def locate(name: str, folder: Path = FOLDER) -> Path:
-    """Where the deck ``name`` is: a file of ``folder`` (``paper`` is decks/paper.toml), and
-    nowhere else. The name may come from a link anyone can type, and a deck's problems quote its
-    values: a path would let a link show pieces of any TOML file the server can read (its
-    .streamlit/secrets.toml)."""
+def locate(name: str, folder: Path | None = None) -> Path:
+    """Where the deck ``name`` is: a file of ``folder`` (default :func:`decks_folder`; ``paper``
+    is decks/paper.toml), and nowhere else. The name may come from a link anyone can type, and a
+    deck's problems quote its values: a path would let a link show pieces of any TOML file the
+    server can read (its .streamlit/secrets.toml)."""
+    folder = folder or decks_folder()
     stem = name.removesuffix(SUFFIX)
     if not stem or any(part in stem for part in ("/", "\\", "..")) or stem.startswith("."):
         raise DeckError(
@@ -431,13 +441,15 @@ def locate(name: str, folder: Path = FOLDER) -> Path:
     return folder / f"{stem}{SUFFIX}"
 
 
-def names(folder: Path = FOLDER) -> list[str]:
-    """The decks kept in ``folder``, by name."""
+def names(folder: Path | None = None) -> list[str]:
+    """The decks kept in ``folder`` (default :func:`decks_folder`), by name."""
+    folder = folder or decks_folder()
     return sorted(path.stem for path in folder.glob(f"*{SUFFIX}"))
 
 
-def read(name: str, folder: Path = FOLDER) -> str:
+def read(name: str, folder: Path | None = None) -> str:
     """The text of the deck ``name`` (see :func:`locate`); DeckError when there is none."""
+    folder = folder or decks_folder()
     try:
         return locate(name, folder).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

@@ -230,6 +230,15 @@ def test_a_deck_is_a_name_in_the_decks_folder_never_a_path(tmp_path, name):
         deck.locate(name, tmp_path)
 
 
+def test_a_lecturers_own_folder_of_decks_replaces_the_shipped_one(tmp_path, monkeypatch):
+    (tmp_path / "mine.toml").write_text('[[step]]\npage = "model"\n', encoding="utf-8")
+    assert "paper" in deck.names() and deck.decks_folder() == deck.SHIPPED_FOLDER
+    monkeypatch.setenv(deck.FOLDER_ENV, str(tmp_path))
+    assert deck.names() == ["mine"] and deck.locate("mine") == tmp_path / "mine.toml"
+    with pytest.raises(deck.DeckError, match="holds mine"):
+        deck.read("paper")
+
+
 def test_a_deck_is_read_by_its_name_with_or_without_its_suffix(tmp_path):
     (tmp_path / "intro.toml").write_text('[[step]]\npage = "model"\n', encoding="utf-8")
     assert deck.locate("intro", tmp_path) == tmp_path / "intro.toml"

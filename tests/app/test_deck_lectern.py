@@ -171,14 +171,14 @@ head = 3
 
 @pytest.fixture
 def tiny_deck(history_dir, monkeypatch, tmp_path):
-    """Open the app on the tiny model with snapshots by a link to a deck file holding the text
-    given; returns the AppTest and the deck's name in the link."""
+    """Open the app on the tiny model with snapshots by a link to a deck holding the text given,
+    in a lecturer's own folder of decks; returns the AppTest and the deck's name in the link."""
     monkeypatch.setenv("ATTENTION_LAB_MODEL", str(history_dir))
+    monkeypatch.setenv(deck.FOLDER_ENV, str(tmp_path))
 
     def open_deck(text: str, page: str = "model") -> tuple[AppTest, str]:
-        path = tmp_path / "lecture.toml"
-        path.write_text(text, encoding="utf-8")
-        return open_app(history_dir, page, deck=str(path)), str(path)
+        (tmp_path / "lecture.toml").write_text(text, encoding="utf-8")
+        return open_app(history_dir, page, deck="lecture"), "lecture"
 
     return open_deck
 
