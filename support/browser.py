@@ -55,11 +55,13 @@ def streamlit_command(port: int) -> list[str]:
 
 
 @contextmanager
-def app_server(model_dir: str | Path, log: Path | None = None) -> Iterator[str]:
-    """``streamlit run app/main.py`` on the model in ``model_dir``; yields its address once it
-    answers its health check, and stops it afterwards."""
+def app_server(
+    model_dir: str | Path, log: Path | None = None, environment: dict[str, str] | None = None
+) -> Iterator[str]:
+    """``streamlit run app/main.py`` on the model in ``model_dir`` (and ``environment`` besides);
+    yields its address once it answers its health check, and stops it afterwards."""
     port = free_port()
-    env = {**os.environ, "ATTENTION_LAB_MODEL": str(model_dir)}
+    env = {**os.environ, **(environment or {}), "ATTENTION_LAB_MODEL": str(model_dir)}
     with open(log or os.devnull, "w") as out:
         server = subprocess.Popen(
             streamlit_command(port), cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT

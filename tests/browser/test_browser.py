@@ -45,6 +45,14 @@ TITLES = [
 @pytest.fixture(scope="module")
 def server(history_dir, tmp_path_factory):
     """The app on the tiny model with its snapshots (history_dir)."""
+    require_browser()
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    with app_server(history_dir, log) as url:
+        yield url
+
+
+def require_browser() -> None:
+    """Skip (under CI=true: fail) when there is no Chromium or no Playwright."""
     problem = None
     if not Path(CHROMIUM).is_file():
         problem = f"no Chromium at {CHROMIUM} (Debian: apt-get install chromium)"
@@ -54,9 +62,6 @@ def server(history_dir, tmp_path_factory):
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(problem)
         pytest.skip(problem)
-    log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    with app_server(history_dir, log) as url:
-        yield url
 
 
 def _has_playwright() -> bool:

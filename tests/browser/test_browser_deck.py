@@ -10,11 +10,12 @@ from urllib.parse import urlencode
 
 import pytest
 
-from support.browser import CHART, wait_for_app
+from app.deck import FOLDER_ENV
+from support.browser import CHART, app_server, wait_for_app
 from tests.browser.test_browser import (  # noqa: F401 (fixtures)
     chart_title,
     page,
-    server,
+    require_browser,
     step,
 )
 from tests.browser.test_browser_layout import sidebar_collapsed
@@ -53,11 +54,21 @@ def press_to(tab, key: str, number: int, path: str) -> None:
     wait_for_app(tab)
 
 
-def test_clicker_keys_step_through_a_deck_with_the_sidebar_closed(server, page, tmp_path):  # noqa: F811
-    deck_file = tmp_path / "lecture.toml"
-    deck_file.write_text(LECTURE, encoding="utf-8")
+@pytest.fixture(scope="module")
+def server(history_dir, tmp_path_factory):
+    """The app on the tiny model with its snapshots, reading decks from a folder holding
+    LECTURE (a lecturer's own, $ATTENTION_LAB_DECKS)."""
+    require_browser()
+    decks = tmp_path_factory.mktemp("decks")
+    (decks / "lecture.toml").write_text(LECTURE, encoding="utf-8")
+    log = tmp_path_factory.mktemp("server") / "streamlit.log"
+    with app_server(history_dir, log, {FOLDER_ENV: str(decks)}) as url:
+        yield url
+
+
+def test_clicker_keys_step_through_a_deck_with_the_sidebar_closed(server, page):  # noqa: F811
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(f"{server}/?{urlencode({'deck': str(deck_file)})}")
+    page.goto(f"{server}/?{urlencode({'deck': 'lecture'})}")
     page.wait_for_url(re.compile(r"/attention\?(.*&)?slide=1\b"), timeout=240_000)
     page.wait_for_selector(CHART)
     wait_for_app(page)
