@@ -73,8 +73,10 @@ def _has_playwright() -> bool:
 
 
 def step_value(page):
-    """The beam search page's step slider's shown value."""
-    slider = page.locator("[data-testid='stSlider']", has_text="Step")
+    """The beam search page's step slider's shown value. While Play reruns the page, the slider
+    of the run before can stand beside the new one for a moment on a busy machine: the last drawn
+    is the page's."""
+    slider = page.locator("[data-testid='stSlider']", has_text="Step").last
     return slider.locator("[data-testid='stSliderThumbValue']")
 
 
