@@ -26,8 +26,7 @@ import sys
 from pathlib import Path
 
 from core.files.model_dir import ModelDir
-from train.card import write_card
-from train.study_args import command_line
+from train.study_args import command_line, publish
 
 STUDY_KEY = "dictionary_study"
 NEEDED = ("scores", "term_test", "leakage", "examples")  # what each compared card must hold
@@ -89,14 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if problems := missing_records(args.models):
         parser.error("; ".join(problems))
-    model_dir = ModelDir(args.card)
-    card = model_dir.read_card()
-    card[STUDY_KEY] = {
+    record = {
         "command": command_line("python -m train.dictionary_study", argv),
         "models": [study_model(folder) for folder in args.models],
     }
-    write_card(model_dir, card)
-    print(f"wrote {model_dir.card_file}")
+    publish(record, STUDY_KEY, args.card)
     return 0
 
 
