@@ -29,7 +29,7 @@ import torch
 
 from core.decoding.search import PAPER_DECODING
 from core.files.checkpoint import CheckpointError
-from core.files.marian import EMBEDDING_NAMES, OUTPUT_BIAS_NAME, hf_name
+from core.files.marian import EMBEDDING_NAMES, OUTPUT_BIAS_NAME, hf_names
 from core.files.model_dir import TRUECASE_FILE
 from core.model.transformer import Transformer
 from core.text.elision import JOIN_PATTERN
@@ -61,14 +61,14 @@ def in_halves_order(name: str, tensor: torch.Tensor, order: torch.Tensor) -> tor
 
 def hf_state_dict(model: Transformer) -> dict[str, torch.Tensor]:
     """Our weights by transformers' names, in its sinusoids' dimension order."""
-    config, state = model.config, model.state_dict()
+    config, state, theirs = model.config, model.state_dict(), hf_names(model)
     if config.positional_layout == "interleaved":
         order = halves_order(config.d_model)
         state = {name: in_halves_order(name, tensor, order) for name, tensor in state.items()}
     bias = state.pop("output_bias", torch.zeros(config.vocab_size))
     embedding = state.pop("embedding.weight")
     return {
-        **{hf_name(name): tensor for name, tensor in state.items()},
+        **{theirs[name]: tensor for name, tensor in state.items()},
         **dict.fromkeys(EMBEDDING_NAMES, embedding),  # one matrix, tied
         OUTPUT_BIAS_NAME: bias[None],  # (1, V)
     }

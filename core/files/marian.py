@@ -36,7 +36,14 @@ import torch
 
 from core.files.checkpoint import CheckpointError, checked_model_config, safe_load
 from core.model.config import ModelConfig
-from core.model.transformer import Transformer
+from core.model.transformer import (
+    DecoderLayer,
+    EncoderLayer,
+    FeedForward,
+    MultiHeadAttention,
+    Residual,
+    Transformer,
+)
 from core.text.marian_tokenizer import MarianTokenizer
 
 CONFIG_FILE = "config.json"
@@ -49,24 +56,31 @@ REQUIRED_FILES = (CONFIG_FILE, SOURCE_SPM, TARGET_SPM, VOCAB_FILE)
 MODEL_TYPES = {"marian": False, "pegasus": True}
 ACTIVATIONS = {"relu": "relu", "swish": "swish", "silu": "swish", "gelu": "gelu"}
 
-# Our state_dict's names -> transformers', part by part (applied in this order).
-HF_NAMES = (
-    ("encoder_layers.", "model.encoder.layers."),
-    ("decoder_layers.", "model.decoder.layers."),
-    ("encoder_norm.", "model.encoder.layer_norm."),
-    ("decoder_norm.", "model.decoder.layer_norm."),
-    (".cross_attn.", ".encoder_attn."),
-    (".w_q.", ".q_proj."),
-    (".w_k.", ".k_proj."),
-    (".w_v.", ".v_proj."),
-    (".w_o.", ".out_proj."),
-    (".feed_forward.w_1.", ".fc1."),
-    (".feed_forward.w_2.", ".fc2."),
-    (".residual_attn.norm.", ".self_attn_layer_norm."),
-    (".residual_self.norm.", ".self_attn_layer_norm."),
-    (".residual_cross.norm.", ".encoder_attn_layer_norm."),
-    (".residual_ff.norm.", ".final_layer_norm."),
-)
+# transformers' name of each attribute of our modules, by the module's class ("": that level has
+# no name of its own there); hf_names walks a model's modules with it.
+HF_ATTRIBUTES = {
+    Transformer: {
+        "encoder_layers": "model.encoder.layers",
+        "decoder_layers": "model.decoder.layers",
+        "encoder_norm": "model.encoder.layer_norm",
+        "decoder_norm": "model.decoder.layer_norm",
+    },
+    EncoderLayer: {
+        "feed_forward": "",
+        "residual_attn": "self_attn_layer_norm",
+        "residual_ff": "final_layer_norm",
+    },
+    DecoderLayer: {
+        "cross_attn": "encoder_attn",
+        "feed_forward": "",
+        "residual_self": "self_attn_layer_norm",
+        "residual_cross": "encoder_attn_layer_norm",
+        "residual_ff": "final_layer_norm",
+    },
+    MultiHeadAttention: {"w_q": "q_proj", "w_k": "k_proj", "w_v": "v_proj", "w_o": "out_proj"},
+    FeedForward: {"w_1": "fc1", "w_2": "fc2"},
+    Residual: {"norm": ""},
+}
 # The one embedding matrix (tied, section 3.4) under each name a checkpoint may store it.
 EMBEDDING_NAMES = (
     "model.shared.weight",
@@ -77,12 +91,21 @@ EMBEDDING_NAMES = (
 OUTPUT_BIAS_NAME = "final_logits_bias"  # (1, V)
 
 
-def hf_name(name: str) -> str:
-    """The name transformers gives the weight our state_dict calls ``name`` (the embedding and
-    the output bias aside: see EMBEDDING_NAMES, OUTPUT_BIAS_NAME)."""
-    for ours, theirs in HF_NAMES:
-        name = name.replace(ours, theirs)
-    return name
+def hf_names(model: Transformer) -> dict[str, str]:
+    """Each name of ``model``'s state_dict -> the name transformers gives that weight (the
+    embedding and the output bias aside: see EMBEDDING_NAMES, OUTPUT_BIAS_NAME), found by walking
+    the modules with HF_ATTRIBUTES."""
+    names = {}
+
+    def walk(module: torch.nn.Module, ours: list[str], theirs: list[str]) -> None:
+        for name, _ in module.named_parameters(recurse=False):
+            names[".".join([*ours, name])] = ".".join(part for part in [*theirs, name] if part)
+        renames = HF_ATTRIBUTES.get(type(module), {})
+        for name, child in module.named_children():
+            walk(child, [*ours, name], [*theirs, renames.get(name, name)])
+
+    walk(model, [], [])
+    return names
 
 
 def is_marian_dir(path: Path) -> bool:
@@ -201,17 +224,17 @@ def converted_state_dict(
     path: Path, model: Transformer, weights: dict[str, torch.Tensor]
 ) -> dict[str, torch.Tensor]:
     """``weights`` by the names of ``model``'s state_dict (sinusoids are computed, not read)."""
-    state = {}
+    state, theirs = {}, hf_names(model)
     for name in model.state_dict():
         if name == "embedding.weight":
             state[name] = embedding_matrix(path, weights)
         elif name == "output_bias":
             bias = weights.get(OUTPUT_BIAS_NAME, torch.zeros(1, model.config.vocab_size))
             state[name] = bias.reshape(-1)
-        elif hf_name(name) in weights:
-            state[name] = weights[hf_name(name)]
+        elif theirs[name] in weights:
+            state[name] = weights[theirs[name]]
         else:
-            raise CheckpointError(f"{path}: no weight {hf_name(name)} (our {name})")
+            raise CheckpointError(f"{path}: no weight {theirs[name]} (our {name})")
     return state
 
 

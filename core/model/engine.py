@@ -1,38 +1,38 @@
-"""A fast path for decoding: the weights of :class:`core.model.transformer.Transformer`, run with
-less overhead.
+"""A fast path for decoding: the modules of :class:`core.model.transformer.Transformer`, packed once
+and run with less overhead.
 
-core/model/transformer.py is the paper's code, written to be read, and the reference. This module
-runs the same weights for translation and computes the same numbers: the same tokens, and in float32
-every number within about 1e-5 (tests/core/test_engine.py compares translations, beam traces and
-every attention map with the model's, within 5e-5):
+core/model/transformer.py is the paper's code, written to be read, and the one definition of the
+model. This module is a packing step over its modules, not a second model: it walks the model's
+layers (no weight is named here by a string), takes each module's own weights, LayerNorm epsilon,
+activation and residual order, embeds with the model's ``embed``, joins sub-layers with its
+``residual_connection``, and keeps the decoder's keys and values in core/model/kv_cache.py's
+:class:`StepBuffers`. It computes the same numbers: the same tokens, and in float32 every number
+within about 1e-5 (tests/core/test_engine.py compares translations, beam traces and every attention
+map with the model's, for every setting of :class:`core.model.config.ModelConfig`). What packing
+buys:
 
-- W^Q, W^K and W^V of a self-attention are one (3D, D) matrix [W^Q; W^K; W^V] built from the
-  model's own, so one matmul projects all three; a cross-attention's W^K and W^V likewise.
+- W^Q, W^K and W^V of a self-attention are one (3D, D) matrix [W^Q; W^K; W^V] stacked from the
+  module's own, so one matmul projects all three; a cross-attention's W^K and W^V likewise.
 - The decoder's keys and values go into a buffer allocated once per search, written in place at
-  each step instead of concatenated into a new tensor; beam search reorders them into a second
-  buffer and the two swap. The cross-attention's keys and values are laid out once per sentence.
-- Activations are rows (B T, D) and every matmul is called directly, with the operands the model's
-  nn.Linear and matmul pass on: no module calls, no per-call reshaping, folding and dispatch.
+  each step instead of concatenated into a new tensor (kv_cache.StepBuffers).
+- Activations are rows (B T, D), every matmul called directly: no module calls, no per-call
+  reshaping, folding and dispatch.
 - Large weights (the vocabulary projection E, and from d192 on the Q/K/V stack and the
   feed-forward layers) run on a copy that oneDNN has laid out once for its matmul kernel (see
   PACK_ABOVE_BYTES): MKL's addmm with such a weight as it is took 1.4-2.8x longer at 4-32 rows.
   oneDNN orders its sums differently: on the shipped model logits agree within about 1e-5, not
   to the last bit.
 
-Every other operation that decides a number is the one the model runs, on operands of the same
-shapes and layouts, so those results agree to the last bit; what is saved is overhead: a decoder
-step of a small model is a few hundred tiny operations, and on a CPU each costs microseconds
-however small.
-With several threads, or on another CPU, MKL may split the fused matmul differently from three
-separate ones, and a last bit may differ (tests/core/test_engine.py bounds it).
+Every other operation that decides a number is the model's, on operands of the same shapes and
+layouts, so those agree to the last bit; what is saved is overhead: a decoder step of a small model
+is a few hundred tiny operations, each costing microseconds on a CPU however small.
 
 An :class:`Engine` answers what core/decoding/search.py asks of a model (``config``, ``encode``,
 ``new_cache``, ``decode``), and ``engine(source, decoder_input, trace=True)`` is the model's traced
 forward pass, so the searches and traces run on either. It is a CPU backend, and stands for a model
-on the CPU in eval mode without interventions (core/inspection/ablation.py), built from its weights
-at one moment (a model on a GPU decodes itself):
-:meth:`Engine.can_run` and :meth:`Engine.is_current` say when it does (core.translator.Translator
-checks both).
+on the CPU in eval mode without interventions (core/inspection/ablation.py), packed from its
+weights at one moment (a model on a GPU decodes itself): :meth:`Engine.can_run` and
+:meth:`Engine.is_current` say when it does (core.translator.Translator checks both).
 """
 
 from __future__ import annotations
@@ -40,25 +40,31 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from core.model.config import ACTIVATIONS, ModelConfig
+from core.model.config import ModelConfig
+from core.model.kv_cache import KeysValues, StepBuffers
 from core.model.transformer import (
     Attend,
     AttentionMaps,
+    DecoderLayer,
+    EncoderLayer,
+    FeedForward,
     Intermediates,
+    MultiHeadAttention,
+    Residual,
     Transformer,
     padding_mask,
-    positional_encoding,
+    residual_connection,
     subsequent_mask,
 )
 
 # --------------------------------------------------------------------------------------------------
-# Weights, gathered once from the model
+# The modules, packed
 # --------------------------------------------------------------------------------------------------
 
 
@@ -80,7 +86,7 @@ def onednn_layout(weight: Tensor) -> Tensor | None:
 
 
 @dataclass
-class Linear:
+class PackedLinear:
     """y = x W^T + b on rows (N, in) -> (N, out): by MKL as nn.Linear computes it, or by oneDNN
     when the weight is large (PACK_ABOVE_BYTES)."""
 
@@ -89,7 +95,7 @@ class Linear:
     packed: Tensor | None = None  # W in oneDNN's layout, when it is large
 
     @classmethod
-    def of(cls, weight: Tensor, bias: Tensor | None) -> Linear:
+    def of(cls, weight: Tensor, bias: Tensor | None) -> PackedLinear:
         """The layer of W (out, in) and b (out,)."""
         return cls(weight.t(), bias, onednn_layout(weight))
 
@@ -100,29 +106,29 @@ class Linear:
             return torch.mm(x, self.weight_t)
         return torch.addmm(self.bias, x, self.weight_t)
 
-    def columns(self, start: int, stop: int) -> Linear:
+    def columns(self, start: int, stop: int) -> PackedLinear:
         """The outputs start..stop of the layer, a view of its weights (by MKL)."""
-        return Linear(self.weight_t[:, start:stop], self.bias[start:stop])
+        return PackedLinear(self.weight_t[:, start:stop], self.bias[start:stop])
 
 
 @dataclass
-class Norm:
-    """LayerNorm(x) = (x - mean) / sqrt(var + eps) * weight + bias, over the last dimension."""
+class PackedNorm:
+    """An nn.LayerNorm's (x - mean) / sqrt(var + eps) * weight + bias, without the module call."""
 
     weight: Tensor  # (D,)
     bias: Tensor  # (D,)
-    eps: float
+    eps: float  # the module's own
 
     def __call__(self, x: Tensor) -> Tensor:
         return torch.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
 
 
 @dataclass
-class FeedForward:
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, or the model's other activation in max's place."""
+class PackedFeedForward:
+    """A :class:`core.model.transformer.FeedForward`: w_2(activation(w_1(x)))."""
 
-    w_1: Linear  # D -> d_ff
-    w_2: Linear  # d_ff -> D
+    w_1: PackedLinear  # D -> d_ff
+    w_2: PackedLinear  # d_ff -> D
     activation: Callable[[Tensor], Tensor]
 
     def __call__(self, x: Tensor) -> Tensor:
@@ -130,132 +136,130 @@ class FeedForward:
 
 
 @dataclass
-class AttentionWeights:
-    """One multi-head attention's projections, W^Q, W^K, W^V stacked into one (D -> 3D) layer."""
+class PackedAttention:
+    """A :class:`core.model.transformer.MultiHeadAttention`, W^Q, W^K, W^V stacked into one
+    (D -> 3D) layer."""
 
     n_heads: int
-    qkv: Linear  # x -> [Q | K | V]
-    q: Linear  # x -> Q, a view of qkv's weights
-    kv: Linear  # x -> [K | V], a view of qkv's weights
-    out: Linear  # Concat(heads) -> Concat(heads) W^O
+    qkv: PackedLinear  # x -> [Q | K | V]
+    q: PackedLinear  # x -> Q, a view of qkv's weights
+    kv: PackedLinear  # x -> [K | V], a view of qkv's weights
+    out: PackedLinear  # Concat(heads) -> Concat(heads) W^O
     sqrt_d_k: Tensor  # sqrt(d_k), 0-dim: the scores' divisor
 
+    def project_kv(self, context: Tensor) -> tuple[Tensor, Tensor]:
+        """Keys and values of what is attended to: (B, T_k, D) -> two (B, H, T_k, d_k)."""
+        batch, length, _ = context.shape
+        kv = self.kv(context.reshape(batch * length, -1))
+        return split_heads(kv, batch, 2 * self.n_heads).chunk(2, dim=1)
+
+
+# A Residual's connection x -> x + Sublayer(LN(x)) or LN(x + Sublayer(x)), its norm and order
+# bound (eval: its dropout is off): called with (x, sublayer)
+PackedSublayer = Callable[[Tensor, Callable[[Tensor], Tensor]], Tensor]
+
 
 @dataclass
-class EncoderLayer:
-    """Self-attention over the source, then the feed-forward network."""
-
-    self_attn: AttentionWeights
-    feed_forward: FeedForward
-    norm_attn: Norm
-    norm_ff: Norm
+class PackedEncoderLayer:  # core.model.transformer.EncoderLayer, packed
+    self_attn: PackedAttention
+    feed_forward: PackedFeedForward
+    residual_attn: PackedSublayer
+    residual_ff: PackedSublayer
 
 
 @dataclass
-class DecoderLayer:
-    """Masked self-attention, cross-attention over the encoder output, then the feed-forward."""
-
-    self_attn: AttentionWeights
-    cross_attn: AttentionWeights
-    feed_forward: FeedForward
-    norm_self: Norm
-    norm_cross: Norm
-    norm_ff: Norm
+class PackedDecoderLayer:  # core.model.transformer.DecoderLayer, packed
+    self_attn: PackedAttention
+    cross_attn: PackedAttention
+    feed_forward: PackedFeedForward
+    residual_self: PackedSublayer
+    residual_cross: PackedSublayer
+    residual_ff: PackedSublayer
 
 
-# nn.LayerNorm's default epsilon, which every norm of the model keeps (it is not in a state_dict)
-LAYER_NORM_EPS = 1e-5
+class Packer:
+    """Packs a model's modules, noting every parameter it takes: a parameter it did not take
+    would be left out of the engine's numbers, and is an error naming it."""
 
+    def __init__(self, model: Transformer) -> None:
+        self.names = {id(p): name for name, p in model.named_parameters()}
+        self.taken: set[int] = set()
 
-class Weights:
-    """The model's ``state_dict()``, read by key, every tensor's shape checked against the config:
-    the engine knows the model by these keys alone, and must read every one of them.
+    def take(self, parameter: Tensor, *shape: int) -> Tensor:
+        """The parameter's values (a view: the engine sees in-place changes, see is_current),
+        checked against the ``shape`` the config gives it."""
+        name = self.names.get(id(parameter), "a weight outside the model")
+        if tuple(parameter.shape) != shape:
+            actual = tuple(parameter.shape)
+            raise ValueError(f"{name} has shape {actual}, the engine expects {shape}.")
+        self.taken.add(id(parameter))
+        return parameter.detach()
 
-    Keys as the readable model names them: ``embedding.weight`` (V, D), ``output_bias`` (V,),
-    ``encoder_layers.{i}.self_attn.w_q.weight`` (D, D) ... ``.residual_attn.norm.bias`` (D,),
-    ``decoder_layers.{i}.cross_attn.w_o.bias`` (D,) ..., ``encoder_norm.weight`` (D,) (pre-LN).
-    """
+    def linear(self, *linears: nn.Linear) -> PackedLinear:
+        """One nn.Linear, or several stacked into one [W_1; W_2; ...] (a copy)."""
+        weights = [self.take(m.weight, m.out_features, m.in_features) for m in linears]
+        biases = [self.take(m.bias, m.out_features) for m in linears]
+        if len(linears) == 1:
+            return PackedLinear.of(weights[0], biases[0])
+        return PackedLinear.of(torch.cat(weights), torch.cat(biases))
 
-    def __init__(self, model: nn.Module, config: ModelConfig) -> None:
-        self.state = model.state_dict()  # detached tensors sharing the parameters' storage
-        self.config = config
-        self.unread = set(self.state)
+    def norm(self, norm: nn.LayerNorm) -> PackedNorm:
+        (d_model,) = norm.normalized_shape
+        return PackedNorm(self.take(norm.weight, d_model), self.take(norm.bias, d_model), norm.eps)
 
-    def tensor(self, key: str, *shape: int) -> Tensor:
-        if key not in self.state:
-            raise ValueError(f"The model has no weight {key!r}: the engine cannot run it.")
-        tensor = self.state[key]
-        if tuple(tensor.shape) != shape:
-            raise ValueError(f"{key} has shape {tuple(tensor.shape)}, the engine expects {shape}.")
-        self.unread.discard(key)
-        return tensor
-
-    def linear(self, *names: str, d_in: int, d_out: int) -> Linear:
-        """The layer ``name`` (W (d_out, d_in), b (d_out,)), or several stacked into one,
-        [W_1; W_2; ...] (a copy)."""
-        weights = [self.tensor(f"{name}.weight", d_out, d_in) for name in names]
-        biases = [self.tensor(f"{name}.bias", d_out) for name in names]
-        if len(names) == 1:
-            return Linear.of(weights[0], biases[0])
-        return Linear.of(torch.cat(weights), torch.cat(biases))
-
-    def norm(self, name: str) -> Norm:
-        d_model = self.config.d_model
-        weight, bias = self.tensor(f"{name}.weight", d_model), self.tensor(f"{name}.bias", d_model)
-        return Norm(weight, bias, LAYER_NORM_EPS)
-
-    def attention(self, name: str) -> AttentionWeights:
-        """W^Q, W^K, W^V (stacked) and W^O of the multi-head attention ``name``."""
-        config, d_model = self.config, self.config.d_model
-        projections = (f"{name}.w_q", f"{name}.w_k", f"{name}.w_v")
-        qkv = self.linear(*projections, d_in=d_model, d_out=d_model)
-        return AttentionWeights(
-            config.n_heads,
+    def attention(self, attention: MultiHeadAttention) -> PackedAttention:
+        d_model = attention.w_q.in_features
+        qkv = self.linear(attention.w_q, attention.w_k, attention.w_v)
+        return PackedAttention(
+            attention.n_heads,
             qkv,
             qkv.columns(0, d_model),
             qkv.columns(d_model, 3 * d_model),
-            self.linear(f"{name}.w_o", d_in=d_model, d_out=d_model),
-            torch.tensor(math.sqrt(config.d_k)),
+            self.linear(attention.w_o),
+            torch.tensor(math.sqrt(attention.d_k)),
         )
 
-    def feed_forward(self, name: str) -> FeedForward:
-        config = self.config
-        # relu in place, the same numbers without a copy
-        activation = torch.relu_ if config.activation == "relu" else ACTIVATIONS[config.activation]
-        return FeedForward(
-            self.linear(f"{name}.w_1", d_in=config.d_model, d_out=config.d_ff),
-            self.linear(f"{name}.w_2", d_in=config.d_ff, d_out=config.d_model),
-            activation,
+    def feed_forward(self, feed_forward: FeedForward) -> PackedFeedForward:
+        activation = feed_forward.activation
+        in_place = torch.relu_ if activation is F.relu else activation  # no copy, same numbers
+        w_1, w_2 = self.linear(feed_forward.w_1), self.linear(feed_forward.w_2)
+        return PackedFeedForward(w_1, w_2, in_place)
+
+    def residual(self, residual: Residual) -> PackedSublayer:
+        norm = self.norm(residual.norm)
+        return partial(residual_connection, norm=norm, norm_first=residual.norm_first)
+
+    def encoder_layer(self, layer: EncoderLayer) -> PackedEncoderLayer:
+        return PackedEncoderLayer(
+            self.attention(layer.self_attn),
+            self.feed_forward(layer.feed_forward),
+            self.residual(layer.residual_attn),
+            self.residual(layer.residual_ff),
         )
 
-    def encoder_layer(self, i: int) -> EncoderLayer:
-        name = f"encoder_layers.{i}"
-        return EncoderLayer(
-            self.attention(f"{name}.self_attn"),
-            self.feed_forward(f"{name}.feed_forward"),
-            self.norm(f"{name}.residual_attn.norm"),
-            self.norm(f"{name}.residual_ff.norm"),
+    def decoder_layer(self, layer: DecoderLayer) -> PackedDecoderLayer:
+        return PackedDecoderLayer(
+            self.attention(layer.self_attn),
+            self.attention(layer.cross_attn),
+            self.feed_forward(layer.feed_forward),
+            self.residual(layer.residual_self),
+            self.residual(layer.residual_cross),
+            self.residual(layer.residual_ff),
         )
 
-    def decoder_layer(self, i: int) -> DecoderLayer:
-        name = f"decoder_layers.{i}"
-        return DecoderLayer(
-            self.attention(f"{name}.self_attn"),
-            self.attention(f"{name}.cross_attn"),
-            self.feed_forward(f"{name}.feed_forward"),
-            self.norm(f"{name}.residual_self.norm"),
-            self.norm(f"{name}.residual_cross.norm"),
-            self.norm(f"{name}.residual_ff.norm"),
-        )
+    def final_norm(self, norm: nn.Module) -> PackedNorm | None:
+        """A pre-LN model's last LayerNorm; None where the model has nn.Identity there."""
+        return self.norm(norm) if isinstance(norm, nn.LayerNorm) else None
 
-    def check_all_read(self) -> None:
-        """Every weight of the model is one the engine runs: none is left out of its numbers."""
-        if self.unread:
-            raise ValueError(f"Weights the engine does not run: {', '.join(sorted(self.unread))}.")
+    def check_all_taken(self) -> None:
+        """Every parameter of the model is one the engine runs."""
+        left = [name for key, name in self.names.items() if key not in self.taken]
+        if left:
+            raise ValueError(f"Weights the engine does not run: {', '.join(sorted(left))}.")
 
 
 # --------------------------------------------------------------------------------------------------
-# Attention
+# Attention and the layers
 # --------------------------------------------------------------------------------------------------
 
 
@@ -277,21 +281,6 @@ def split_heads(rows: Tensor, batch: int, n_heads: int) -> Tensor:
     return rows.view(batch, -1, n_heads, rows.size(1) // n_heads).transpose(1, 2)
 
 
-class KeysValues:
-    """Keys and values to attend to, (B, H, T_k, d_k) each; ``folded``: as the explicit path's
-    matmuls take them, K^T (B H, d_k, T_k) and V (B H, T_k, d_k), folded as torch.matmul folds
-    them (a view where it can, else the same copy)."""
-
-    def __init__(self, key: Tensor, value: Tensor) -> None:
-        self.key, self.value = key, value
-
-    @cached_property
-    def folded(self) -> tuple[Tensor, Tensor]:
-        batch, n_heads, length, d_k = self.key.shape
-        key_t = self.key.transpose(2, 3).reshape(batch * n_heads, d_k, length)
-        return key_t, self.value.reshape(batch * n_heads, length, d_k)
-
-
 def attend(
     query: Tensor,
     keys: KeysValues,
@@ -302,8 +291,8 @@ def attend(
     """Concat(softmax(Q K^T / sqrt(d_k)) V) for (B, H, T_q, d_k) queries -> rows (B T_q, D).
 
     As the model's :class:`core.model.transformer.Attend` does: with a trace, the explicit path of
-    core.model.transformer.attention, appending its maps; without, the fused kernel, with the same
-    mask.
+    core.model.transformer.attention (its matmuls on operands folded once), appending its maps;
+    without, the fused kernel, with the same mask.
     """
     batch, n_heads, length, d_k = query.shape
     if trace is None:
@@ -320,114 +309,11 @@ def attend(
     return heads.transpose(1, 2).reshape(batch * length, n_heads * d_k)
 
 
-def residual(
-    x: Tensor, sublayer: Callable[[Tensor], Tensor], norm: Norm, norm_first: bool
-) -> Tensor:
-    """Pre-LN x + Sublayer(LN(x)), or the paper's post-LN LN(x + Sublayer(x)) (eval: no dropout)."""
-    if norm_first:
-        return x + sublayer(norm(x))
-    return norm(x + sublayer(x))
-
-
-# --------------------------------------------------------------------------------------------------
-# The decoder's keys and values
-# --------------------------------------------------------------------------------------------------
-
-
-class DecoderBuffers:
-    """Every decoder layer's keys and values between steps.
-
-    Self-attention: one buffer (T_max, L, 2, B, H, d_k) for all L layers, positions outermost, so
-    that a step writes one block per layer and the pages of positions not reached are never
-    touched; beam search reorders the rows of every layer in one copy into a second buffer, and
-    the two swap. Cross-attention: each layer's K and V of the encoder output, (B or 1, H, S, d_k)
-    each, projected at the first step (batch 1 when every row decodes the same sentence), and for
-    the explicit path folded once for each number of rows, where the model's matmul folds them
-    at every step.
-    """
-
-    def __init__(self, max_len: int, n_layers: int, n_heads: int, d_k: int) -> None:
-        self.shape = (max_len, n_layers, 2, n_heads, d_k)  # (T_max, L, 2, H, d_k), rows apart
-        self.length = 0  # positions held
-        self.buffer: Tensor | None = None  # (T_max, L, 2, B, H, d_k)
-        self.spare: Tensor | None = None
-        self.memory: list[tuple[Tensor, Tensor] | None] = [None] * n_layers  # K, V per layer
-        self.memory_by_rows: list[dict[int, KeysValues]] = [{} for _ in range(n_layers)]
-
-    def new_buffer(self, rows: int, like: Tensor) -> Tensor:
-        max_len, n_layers, two, n_heads, d_k = self.shape
-        return like.new_empty(max_len, n_layers, two, rows, n_heads, d_k)
-
-    def append(self, layer: int, kv: Tensor, batch: int) -> KeysValues:
-        """Write layer ``layer``'s [K | V] of the new positions, rows (B T_new, 2D), after the
-        positions held; return its every key and value so far, views of the buffer."""
-        new = kv.size(0) // batch
-        if self.buffer is None:
-            self.buffer = self.new_buffer(batch, kv)
-        end = self.length + new
-        _, _, _, n_heads, d_k = self.shape
-        # (B, T_new, 2, H, d_k) -> (T_new, 2, B, H, d_k)
-        block = kv.view(batch, new, 2, n_heads, d_k).permute(1, 2, 0, 3, 4)
-        self.buffer[self.length : end, layer, :, :batch] = block
-        held = self.buffer[:end, layer, :, :batch].permute(1, 2, 3, 0, 4)  # (2, B, H, T_k, d_k)
-        return KeysValues(held[0], held[1])
-
-    def memory_keys_values(
-        self, layer: int, memory: Tensor, weights: AttentionWeights, rows: int
-    ) -> KeysValues:
-        """Layer ``layer``'s K and V of the encoder output memory (B or 1, S, D) for ``rows``
-        queries: projected at the first step, and kept for each number of rows, folded once."""
-        if self.memory[layer] is None:
-            batch, length, _ = memory.shape
-            kv = weights.kv(memory.reshape(batch * length, -1))
-            self.memory[layer] = split_heads(kv, batch, 2 * weights.n_heads).chunk(2, dim=1)
-        by_rows = self.memory_by_rows[layer]
-        if rows not in by_rows:
-            key, value = (x.expand(rows, *x.shape[1:]) for x in self.memory[layer])
-            by_rows[rows] = KeysValues(key, value)
-        return by_rows[rows]
-
-    def reorder(self, index: Tensor) -> None:
-        """Keep the rows in ``index`` (beam search: each survivor takes its parent's keys and
-        values). A batch-1 cross-attention cache serves every row alike and stays as it is."""
-        rows = index.numel()
-        if self.spare is None or self.spare.size(3) != rows:
-            self.spare = self.new_buffer(rows, self.buffer)
-        torch.index_select(self.buffer[: self.length], 3, index, out=self.spare[: self.length])
-        self.buffer, self.spare = self.spare, self.buffer
-        for layer, (key, value) in enumerate(self.memory):
-            if key.size(0) > 1:
-                self.memory[layer] = key.index_select(0, index), value.index_select(0, index)
-                self.memory_by_rows[layer].clear()
-
-
-@dataclass
-class LayerBuffers:
-    """One decoder layer's share of the :class:`DecoderBuffers`."""
-
-    buffers: DecoderBuffers
-    layer: int
-
-    def append(self, kv: Tensor, batch: int) -> KeysValues:
-        return self.buffers.append(self.layer, kv, batch)
-
-    def memory_keys_values(
-        self, memory: Tensor, weights: AttentionWeights, rows: int
-    ) -> KeysValues:
-        return self.buffers.memory_keys_values(self.layer, memory, weights, rows)
-
-
-# --------------------------------------------------------------------------------------------------
-# Layers
-# --------------------------------------------------------------------------------------------------
-
-
 def encoder_layer(
-    layer: EncoderLayer,
+    layer: PackedEncoderLayer,
     x: Tensor,
     batch: int,
     mask: Mask,
-    norm_first: bool,
     trace: list[AttentionMaps] | None,
 ) -> Tensor:
     """Rows (B S, D) -> (B S, D): x attends to itself, then the feed-forward."""
@@ -438,22 +324,22 @@ def encoder_layer(
         heads = attend(query, KeysValues(key, value), mask, weights.sqrt_d_k, trace)
         return weights.out(heads)
 
-    x = residual(x, self_attention, layer.norm_attn, norm_first)
-    return residual(x, layer.feed_forward, layer.norm_ff, norm_first)
+    x = layer.residual_attn(x, self_attention)
+    return layer.residual_ff(x, layer.feed_forward)
 
 
 def decoder_layer(
-    layer: DecoderLayer,
+    layer: PackedDecoderLayer,
+    i: int,
     x: Tensor,
     batch: int,
     memory: Tensor,
     masks: tuple[Mask, Mask],
-    buffers: LayerBuffers,
-    norm_first: bool,
+    buffers: StepBuffers,
     trace: Intermediates | None,
 ) -> Tensor:
-    """Rows (B T_new, D) of the new decoder positions -> (B T_new, D); memory (B or 1, S, D) the
-    encoder output; masks: the self-attention's (T_new, T_k) and the memory's."""
+    """Decoder layer ``i``: rows (B T_new, D) of the new decoder positions -> (B T_new, D); memory
+    (B or 1, S, D) the encoder output; masks: the self-attention's (T_new, T_k) and the memory's."""
     self_mask, source_mask = masks
     self_maps, cross_maps = (trace.decoder_self, trace.cross) if trace else (None, None)
 
@@ -461,19 +347,19 @@ def decoder_layer(
         weights = layer.self_attn
         qkv = weights.qkv(h)  # (B T_new, 3D)
         d_model = qkv.size(1) // 3
-        keys = buffers.append(qkv[:, d_model:], batch)
+        keys = buffers.append(i, qkv[:, d_model:], batch)
         query = split_heads(qkv[:, :d_model], batch, weights.n_heads)
         return weights.out(attend(query, keys, self_mask, weights.sqrt_d_k, self_maps))
 
     def cross_attention(h: Tensor) -> Tensor:
         weights = layer.cross_attn
         query = split_heads(weights.q(h), batch, weights.n_heads)
-        keys = buffers.memory_keys_values(memory, weights, batch)
+        keys = buffers.memory_keys_values(i, memory, weights.project_kv, batch)
         return weights.out(attend(query, keys, source_mask, weights.sqrt_d_k, cross_maps))
 
-    x = residual(x, self_attention, layer.norm_self, norm_first)
-    x = residual(x, cross_attention, layer.norm_cross, norm_first)
-    return residual(x, layer.feed_forward, layer.norm_ff, norm_first)
+    x = layer.residual_self(x, self_attention)
+    x = layer.residual_cross(x, cross_attention)
+    return layer.residual_ff(x, layer.feed_forward)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -488,12 +374,14 @@ def on_cpu(model: nn.Module) -> bool:
 
 
 def weights_version(model: nn.Module) -> list[tuple[int, int]]:
-    """Changes whenever a parameter is written in place or replaced."""
+    """Changes whenever a parameter is written in place (PyTorch counts in-place writes in a
+    tensor's version; the stacked and laid-out copies would not see them) or replaced."""
     return [(p._version, p.data_ptr()) for p in model.parameters()]
 
 
 class Engine:
-    """A model's weights, run fast: what core/decoding/search.py and the traces ask of a model."""
+    """A model's modules, packed and run fast: what core/decoding/search.py and the traces ask of
+    a model."""
 
     def __init__(self, model: Transformer) -> None:
         if not on_cpu(model):
@@ -503,24 +391,26 @@ class Engine:
                 "with the model itself (Translator does when Engine.can_run says no)."
             )
         self.model = model
-        self.config = config = model.config
-        self.norm_first = config.norm_first
-        weights = Weights(model, config)
-        self.embedding = weights.tensor("embedding.weight", config.vocab_size, config.d_model)
-        bias = weights.tensor("output_bias", config.vocab_size) if config.output_bias else None
-        self.unembedding = Linear.of(self.embedding, bias)  # x E^T (+ b)
-        # sqrt(D), or 1 for a model trained without the scale (as the model's token_embedding)
-        scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
-        self.embedding_scale = torch.tensor(scale)
-        pe = positional_encoding(config.max_len, config.d_model, config.positional_layout)
-        self.pe = pe.to(self.embedding.device)  # (max_len, D), as the model's own buffer
-        self.causal = subsequent_mask(config.max_len, self.embedding.device)
-        self.encoder_layers = [weights.encoder_layer(i) for i in range(config.n_encoder_layers)]
-        self.decoder_layers = [weights.decoder_layer(i) for i in range(config.n_decoder_layers)]
-        self.encoder_norm = weights.norm("encoder_norm") if config.norm_first else None
-        self.decoder_norm = weights.norm("decoder_norm") if config.norm_first else None
-        weights.check_all_read()
+        self.config: ModelConfig = model.config
+        packer = Packer(model)
+        self.encoder_layers = [packer.encoder_layer(layer) for layer in model.encoder_layers]
+        self.decoder_layers = [packer.decoder_layer(layer) for layer in model.decoder_layers]
+        self.encoder_norm = packer.final_norm(model.encoder_norm)
+        self.decoder_norm = packer.final_norm(model.decoder_norm)
+        self.unembedding = self.pack_unembedding(packer)  # x E^T (+ b)
+        packer.check_all_taken()
+        self.causal = subsequent_mask(self.config.max_len, model.pe.device)
         self.version = weights_version(model)
+
+    def pack_unembedding(self, packer: Packer) -> PackedLinear:
+        """The pre-softmax projection x E^T (+ b), E the embedding (section 3.4)."""
+        config = self.config
+        embedding = packer.take(self.model.embedding.weight, config.vocab_size, config.d_model)
+        if not config.output_bias:
+            return PackedLinear.of(embedding, None)
+        if not hasattr(self.model, "output_bias"):
+            raise ValueError("The model has no weight 'output_bias': the engine cannot run it.")
+        return PackedLinear.of(embedding, packer.take(self.model.output_bias, config.vocab_size))
 
     @staticmethod
     def can_run(model: Transformer) -> bool:
@@ -538,20 +428,13 @@ class Engine:
         )
 
     def is_current(self) -> bool:
-        """The model's weights are still those the engine was built from."""
+        """The model's weights are still those the engine was packed from."""
         return weights_version(self.model) == self.version
 
     def embed(self, tokens: Tensor, offset: int = 0) -> tuple[Tensor, Tensor, Tensor]:
-        """Embedding(x) * sqrt(D) + PE for positions offset.. offset+T: the input as rows (B T, D),
-        the scaled token embedding (B, T, D) and the positional encoding (T, D)."""
-        batch, length = tokens.shape
-        if offset + length > self.config.max_len:
-            raise ValueError(
-                f"sequence of {offset + length} tokens > max_len={self.config.max_len}"
-            )
-        token_embedding = F.embedding(tokens, self.embedding) * self.embedding_scale
-        pe = self.pe[offset : offset + length]
-        return (token_embedding + pe).view(batch * length, -1), token_embedding, pe
+        """The model's :meth:`Transformer.embed` with the input as rows (B T, D)."""
+        x, token_embedding, pe = self.model.embed(tokens, offset)
+        return x.view(tokens.numel(), -1), token_embedding, pe
 
     def encode(self, source: Tensor, trace: Intermediates | None = None) -> tuple[Tensor, Tensor]:
         """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S); a trace gets the
@@ -563,24 +446,23 @@ class Engine:
             trace.source_token, trace.source_position = token_embedding, pe
         batch = source.size(0)
         for layer in self.encoder_layers:
-            maps = trace.encoder_self if trace else None
-            x = encoder_layer(layer, x, batch, mask, self.norm_first, maps)
+            x = encoder_layer(layer, x, batch, mask, trace.encoder_self if trace else None)
         memory = self.encoder_norm(x) if self.encoder_norm else x
         return memory.view(batch, source.size(1), -1), source_mask
 
-    def new_cache(self) -> list[DecoderBuffers]:
+    def new_cache(self) -> list[StepBuffers]:
         """Empty key/value buffers of every decoder layer, as one entry (the model's cache has
         one per layer): beam search reorders them all in one copy."""
         config = self.config
         n_layers = len(self.decoder_layers)
-        return [DecoderBuffers(config.max_len, n_layers, config.n_heads, config.d_k)]
+        return [StepBuffers(config.max_len, n_layers, config.n_heads, config.d_k)]
 
     def decode(
         self,
         decoder_input: Tensor,
         memory: Tensor,
         source_mask: Tensor,
-        cache: list[DecoderBuffers] | None = None,
+        cache: list[StepBuffers] | None = None,
         trace: Intermediates | None = None,
     ) -> Tensor:
         """Logits (B, T, V) for the next token after each decoder position, as the model's
@@ -596,8 +478,7 @@ class Engine:
         causal = self.causal[:, :, offset : offset + length, : offset + length]
         masks = (Mask.of(causal, trace is not None), Mask.of(source_mask, trace is not None))
         for i, layer in enumerate(self.decoder_layers):
-            layer_buffers = LayerBuffers(buffers, i)
-            x = decoder_layer(layer, x, batch, memory, masks, layer_buffers, self.norm_first, trace)
+            x = decoder_layer(layer, i, x, batch, memory, masks, buffers, trace)
         buffers.length += length
         if self.decoder_norm:
             x = self.decoder_norm(x)

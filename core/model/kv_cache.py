@@ -1,10 +1,20 @@
 """The keys and values a decoder keeps between decoding steps, so that each step projects only its
-new position (and the encoder output once), instead of recomputing the whole prefix."""
+new position (and the encoder output once), instead of recomputing the whole prefix.
+
+Two layouts of one idea, both with ``length`` (positions held) and ``reorder(index)`` (beam search's
+survivors take their parents' keys and values), the interface core/decoding/decoder.py declares:
+
+- :class:`LayerCache`, one per decoder layer, two :class:`KVCache` that grow by concatenation: what
+  the readable model (core/model/transformer.py) keeps.
+- :class:`StepBuffers`, every layer at once in a buffer allocated once per search and written in
+  place: what the fast CPU path (core/model/engine.py) keeps, the same keys and values.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import torch
 from torch import Tensor
@@ -71,3 +81,89 @@ class LayerCache:
         """Keep the rows in ``index``: see :meth:`KVCache.reorder`."""
         self.self_attn.reorder(index)
         self.cross_attn.reorder(index)
+
+
+class KeysValues:
+    """Keys and values to attend to, (B, H, T_k, d_k) each; ``folded``: as the explicit path's
+    matmuls take them, K^T (B H, d_k, T_k) and V (B H, T_k, d_k), folded as torch.matmul folds
+    them (a view where it can, else the same copy)."""
+
+    def __init__(self, key: Tensor, value: Tensor) -> None:
+        self.key, self.value = key, value
+
+    @cached_property
+    def folded(self) -> tuple[Tensor, Tensor]:
+        batch, n_heads, length, d_k = self.key.shape
+        key_t = self.key.transpose(2, 3).reshape(batch * n_heads, d_k, length)
+        return key_t, self.value.reshape(batch * n_heads, length, d_k)
+
+
+class StepBuffers:
+    """Every decoder layer's keys and values between steps, written in place.
+
+    Self-attention: one buffer (T_max, L, 2, B, H, d_k) for all L layers, positions outermost, so
+    that a step writes one block per layer and the pages of positions not reached are never
+    touched; beam search reorders the rows of every layer in one copy into a second buffer, and
+    the two swap. Cross-attention: each layer's K and V of the encoder output, (B or 1, H, S, d_k)
+    each, projected at the first step (batch 1 when every row decodes the same sentence), and for
+    the explicit path folded once for each number of rows, where a matmul would fold them at
+    every step.
+    """
+
+    def __init__(self, max_len: int, n_layers: int, n_heads: int, d_k: int) -> None:
+        self.shape = (max_len, n_layers, 2, n_heads, d_k)  # (T_max, L, 2, H, d_k), rows apart
+        self.length = 0  # positions held
+        self.buffer: Tensor | None = None  # (T_max, L, 2, B, H, d_k)
+        self.spare: Tensor | None = None
+        self.memory: list[tuple[Tensor, Tensor] | None] = [None] * n_layers  # K, V per layer
+        self.memory_by_rows: list[dict[int, KeysValues]] = [{} for _ in range(n_layers)]
+
+    def new_buffer(self, rows: int, like: Tensor) -> Tensor:
+        max_len, n_layers, two, n_heads, d_k = self.shape
+        return like.new_empty(max_len, n_layers, two, rows, n_heads, d_k)
+
+    def append(self, layer: int, kv: Tensor, batch: int) -> KeysValues:
+        """Write layer ``layer``'s [K | V] of the new positions, rows (B T_new, 2D), after the
+        positions held; return its every key and value so far, views of the buffer. The caller
+        adds the new positions to ``length`` once every layer has written them."""
+        new = kv.size(0) // batch
+        if self.buffer is None:
+            self.buffer = self.new_buffer(batch, kv)
+        end = self.length + new
+        _, _, _, n_heads, d_k = self.shape
+        # (B, T_new, 2, H, d_k) -> (T_new, 2, B, H, d_k)
+        block = kv.view(batch, new, 2, n_heads, d_k).permute(1, 2, 0, 3, 4)
+        self.buffer[self.length : end, layer, :, :batch] = block
+        held = self.buffer[:end, layer, :, :batch].permute(1, 2, 3, 0, 4)  # (2, B, H, T_k, d_k)
+        return KeysValues(held[0], held[1])
+
+    def memory_keys_values(
+        self,
+        layer: int,
+        memory: Tensor,
+        project: Callable[[Tensor], tuple[Tensor, Tensor]],
+        rows: int,
+    ) -> KeysValues:
+        """Layer ``layer``'s K and V of the encoder output memory (B or 1, S, D) for ``rows``
+        queries: projected by ``project`` at the first step, and kept for each number of rows,
+        folded once."""
+        if self.memory[layer] is None:
+            self.memory[layer] = project(memory)
+        by_rows = self.memory_by_rows[layer]
+        if rows not in by_rows:
+            key, value = (broadcast_batch(x, rows) for x in self.memory[layer])
+            by_rows[rows] = KeysValues(key, value)
+        return by_rows[rows]
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep the rows in ``index`` (beam search: each survivor takes its parent's keys and
+        values). A batch-1 cross-attention cache serves every row alike and stays as it is."""
+        rows = index.numel()
+        if self.spare is None or self.spare.size(3) != rows:
+            self.spare = self.new_buffer(rows, self.buffer)
+        torch.index_select(self.buffer[: self.length], 3, index, out=self.spare[: self.length])
+        self.buffer, self.spare = self.spare, self.buffer
+        for layer, (key, value) in enumerate(self.memory):
+            if key.size(0) > 1:
+                self.memory[layer] = key.index_select(0, index), value.index_select(0, index)
+                self.memory_by_rows[layer].clear()

@@ -175,8 +175,22 @@ class FeedForward(nn.Module):
         return self.w_2(self.activation(self.w_1(x)))
 
 
+def residual_connection(
+    x: Tensor,
+    sublayer: Callable[[Tensor], Tensor],
+    norm: Callable[[Tensor], Tensor],
+    norm_first: bool,
+) -> Tensor:
+    """The paper's post-LN LayerNorm(x + Sublayer(x)) (section 3.1), or pre-LN
+    x + Sublayer(LayerNorm(x)) with ``norm_first``."""
+    if norm_first:
+        return x + sublayer(norm(x))  # pre-LN
+    return norm(x + sublayer(x))  # post-LN, the paper's
+
+
 class Residual(nn.Module):
-    """A sub-layer's residual connection with layer normalisation and dropout (section 5.4)."""
+    """A sub-layer's residual connection with layer normalisation, dropout on the sub-layer's
+    output (section 5.4)."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -185,9 +199,10 @@ class Residual(nn.Module):
         self.norm_first = config.norm_first
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
-        if self.norm_first:
-            return x + self.dropout(sublayer(self.norm(x)))  # pre-LN
-        return self.norm(x + self.dropout(sublayer(x)))  # post-LN, the paper's
+        def dropped_sublayer(h: Tensor) -> Tensor:
+            return self.dropout(sublayer(h))
+
+        return residual_connection(x, dropped_sublayer, self.norm, self.norm_first)
 
 
 # ---- Encoder and decoder layers ------------------------------------------------------------------

@@ -18,8 +18,8 @@ import torch
 
 from core.decoding.search import beam_search, greedy_decode
 from core.inspection.ablation import Head, intervened, intervened_translator
-from core.model.config import ModelConfig
-from core.model.engine import PACK_ABOVE_BYTES, Engine, Linear
+from core.model.config import ACTIVATIONS, POSITIONAL_LAYOUTS, ModelConfig
+from core.model.engine import PACK_ABOVE_BYTES, Engine, PackedLinear
 from core.model.transformer import Attend, Transformer
 from core.text.tokenizer import BOS_ID, EOS_ID
 from core.translator import Translator
@@ -150,6 +150,73 @@ def test_traced_pass_over_a_padded_batch_is_the_models(name):
 
 
 # --------------------------------------------------------------------------------------------------
+# Every setting of the config: the engine packs the model's modules, so none can diverge unseen
+# --------------------------------------------------------------------------------------------------
+
+# ModelConfig's fields that size the model, tried by the tests above at two shapes
+SIZES = {"vocab_size", "d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff"}
+SIZES |= {"dropout", "max_len", "pad_id", "eos_id"}
+# every other field, with each value it can take beside TINY's
+SETTINGS = {
+    "norm_first": [True],
+    "activation": sorted(set(ACTIVATIONS) - {TINY.activation}),
+    "scale_embedding": [False],
+    "positional_layout": sorted(set(POSITIONAL_LAYOUTS) - {TINY.positional_layout}),
+    "output_bias": [True],
+    "bos_id": [TINY.pad_id],  # Marian's: the decoder starts from pad
+    "suppress_pad": [True],
+}
+MARIAN = {name: values[0] for name, values in SETTINGS.items() if name != "norm_first"}
+MARIAN["activation"] = "swish"
+
+
+def test_every_field_of_the_config_is_a_size_or_a_setting_tried_below():
+    """A new field of ModelConfig fails here until the parity tests try it."""
+    assert {field.name for field in dataclasses.fields(ModelConfig)} == SIZES | set(SETTINGS)
+
+
+def assert_engine_is_model(model: Transformer) -> None:
+    """A traced teacher-forced pass over a padded batch and a traced beam search, equal."""
+    config = model.config
+    sources = padded([s[0].tolist() for s in random_sources(config, 3)], config.pad_id)
+    targets = padded([[config.bos_id, *s[0, :5].tolist()] for s in random_sources(config, 3)])
+    engine = Engine(model)
+    with torch.inference_mode():
+        assert_same(model(sources, targets, trace=True), engine(sources, targets, trace=True))
+    source = random_sources(config, 1)[0]
+    assert_same(
+        beam_search(model, source, 4, trace=True), beam_search(engine, source, 4, trace=True)
+    )
+
+
+def with_random_output_bias(model: Transformer) -> Transformer:
+    if model.config.output_bias:
+        with torch.no_grad():
+            model.output_bias.normal_()
+    return model
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [{name: value} for name, values in SETTINGS.items() for value in values] + [MARIAN],
+    ids=lambda setting: ",".join(f"{name}={value}" for name, value in setting.items()),
+)
+def test_the_engine_computes_what_the_model_computes_for_every_setting(setting):
+    config = dataclasses.replace(TINY, **setting)
+    assert_engine_is_model(with_random_output_bias(random_model(config, 4)))
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+def test_the_engine_takes_each_layer_norms_own_epsilon(norm_first):
+    """A setting that has no weight: each nn.LayerNorm's eps, read from the module."""
+    model = random_model(dataclasses.replace(TINY, norm_first=norm_first), 5)
+    norms = [module for module in model.modules() if isinstance(module, torch.nn.LayerNorm)]
+    for i, norm in enumerate(norms):
+        norm.eps = 10.0 ** -(i % 4)  # large enough to change the numbers
+    assert_engine_is_model(model)
+
+
+# --------------------------------------------------------------------------------------------------
 # Translator: fast by default, the same results as the readable path
 # --------------------------------------------------------------------------------------------------
 
@@ -189,7 +256,7 @@ def test_a_large_layer_runs_on_onednn_a_small_one_as_nn_linear_does(rows):
     x = torch.randn(rows, 256)
     with torch.inference_mode():
         fast_small, fast_large = (
-            Linear.of(m.weight.detach(), m.bias.detach()) for m in (small, large)
+            PackedLinear.of(m.weight.detach(), m.bias.detach()) for m in (small, large)
         )
         assert fast_small.packed is None
         assert torch.equal(fast_small(x), small(x))
@@ -250,10 +317,10 @@ def test_the_engine_follows_changed_weights(tiny_model_dir):
     assert_translators_agree(fast, readable, SENTENCES[:1])
 
 
-def test_the_engine_is_built_from_the_state_dict_and_checks_every_shape(model):
-    """The engine knows the model by its state_dict() keys: a weight of another shape, a weight
-    the config promises but the model lacks, or a weight the engine would not run is an error
-    naming it."""
+def test_the_engine_packs_the_modules_and_checks_every_shape(model):
+    """The engine walks the model's modules: a weight of another shape, a weight the config
+    promises but the model lacks, or a parameter the engine would not run is an error naming
+    it."""
     d_model = model.config.d_model
     wrong_shape = copy.deepcopy(model)
     wrong_shape.decoder_layers[0].cross_attn.w_o.weight = torch.nn.Parameter(
