@@ -12,7 +12,14 @@ import plotly.graph_objects as go
 from app.figures.heatmaps import heatmap
 from app.figures.style import ATTENTION_SCALE, STATUS_COLOURS
 from app.figures.text import numbered, plot_labels, plot_text
-from core.inspection.coverage import Coverage, Flags, Thresholds
+from core.inspection.coverage import (
+    OVER_COVERED,
+    UNDER_COVERED,
+    Coverage,
+    Flags,
+    MeasuredFlags,
+    Thresholds,
+)
 from core.text.words import is_special_piece
 
 COVERAGE_COLOURS = {
@@ -27,6 +34,43 @@ SEARCH_COLOURS = ("#9ecae1", "#08519c")  # two searches side by side: greedy lig
 def named_flags(labels: Sequence[str], values: np.ndarray, positions: Sequence[int]) -> str:
     """The flagged words with their coverage, "didn't (0.31), the (0.38)", or "none"."""
     return ", ".join(f"{labels[i]} ({values[i]:.2f})" for i in positions) or "none"
+
+
+def percent(share: float | None) -> str:
+    return "-" if share is None else f"{share:.0%}"
+
+
+def measured_note(study: MeasuredFlags | None, shown: str | None, pieces: bool) -> str:
+    """What the flags on screen were measured to be worth (core.inspection.coverage
+    .measured_flags): the best aggregation's held-out precision and recall when ``shown`` is
+    None, else the a-priori thresholds' scores of the aggregation named ``shown``."""
+    if study is None:
+        return (
+            "**Not measured on this model**: its card has no coverage study (`python -m "
+            "train.coverage_study --card <model>`), or one made on another model.pt. The flags "
+            "are candidates only."
+        )
+    on = (
+        f"{study.words} words of the model's own translations labelled by hand "
+        f"({study.problems} dropped or said twice; train/coverage_labels.tsv)"
+    )
+    if pieces:
+        return f"Precision and recall were measured in words ({on}): switch pieces off to see them."
+    if shown is None:
+        return (
+            f"**Measured on {on}: precision {percent(study.precision)}, recall "
+            f"{percent(study.recall)}.** Of the words these thresholds flag, "
+            f"{percent(study.precision)} were really dropped or said twice; of the words that "
+            f"were, they flag {percent(study.recall)}. Thresholds chosen on half the sentences, "
+            "scored on the other half, and the halves swapped (`python -m train.coverage_study`)."
+        )
+    precision, recall = study.a_priori.get(shown, (None, None))
+    return (
+        f"**Measured on {on}**, {shown} at {UNDER_COVERED:g} / {OVER_COVERED:g}: precision "
+        f"{percent(precision)}, recall {percent(recall)}. The measured best, "
+        f"{study.aggregation.name}: precision {percent(study.precision)}, recall "
+        f"{percent(study.recall)}."
+    )
 
 
 def coverage_rows(searches: dict[str, Coverage]) -> list[dict]:

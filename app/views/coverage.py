@@ -5,12 +5,46 @@ import streamlit as st
 
 from app import state, ui
 from app.display import ATTENTION_KINDS
-from app.figures.coverage import attended_map, coverage_bars, coverage_map, named_flags
+from app.figures.coverage import (
+    attended_map,
+    coverage_bars,
+    coverage_map,
+    measured_note,
+    named_flags,
+)
 from app.figures.heads import focus_bars
-from core.inspection.coverage import Thresholds, coverage, word_coverage
+from core.files.model_dir import ModelDir
+from core.inspection.coverage import (
+    EVERY_HEAD,
+    Aggregation,
+    MeasuredFlags,
+    Thresholds,
+    coverage,
+    flag,
+    measured_flags,
+    word_coverage,
+)
 from core.text.words import is_special_piece
 
 THRESHOLDS = Thresholds()
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def measured_study(model_dir: str, model_changed: float) -> MeasuredFlags | None:
+    """The coverage study's record in the model's card (python -m train.coverage_study), None
+    without one or when it was measured on another model.pt (``model_changed``, its mtime, keys
+    the cache)."""
+    directory = ModelDir(model_dir)
+    study = measured_flags(directory.read_card())
+    return study if study and directory.is_current(study.model_sha256) else None
+
+
+def model_study() -> MeasuredFlags | None:
+    directory = ModelDir(state.model_dir())
+    if not directory.model_file.is_file():
+        return None
+    return measured_study(str(directory.path), directory.model_file.stat().st_mtime)
+
 
 st.title("Coverage: what the translation left out, and what it said twice")
 result = state.analysis().result
@@ -32,44 +66,57 @@ pieces = st.toggle(
 )
 found = coverage(result.attention.cross) if pieces else word_coverage(result)
 cross = found.attention
+study = model_study()
 n_layers = cross.weights.shape[0]
-layers = {"all": "every layer (mean)", **{n: f"layer {n}" for n in range(1, n_layers + 1)}}
+views = {
+    **({"best": f"measured best: {study.aggregation.name}"} if study and not pieces else {}),
+    "all": "every layer (mean)",
+    **{n: f"layer {n}" for n in range(1, n_layers + 1)},
+}
 layer = ui.pick(
     f"{ATTENTION_KINDS['cross']} of",
-    list(layers),
+    list(views),
     "coverage_layer",
-    format_func=layers.get,
+    format_func=views.get,
     in_presentation=True,
+    help="The measured best is the aggregation and thresholds that found dropped and repeated "
+    "words best on the labelled set of python -m train.coverage_study.",
 )
-shown_layer = None if layer == "all" else layer  # counted from 1, for captions
-index = None if layer == "all" else layer - 1
-values, flags = found.values(index), found.flags(index, THRESHOLDS)
+if layer == "best":
+    aggregation, thresholds = study.aggregation, study.thresholds
+else:
+    aggregation = EVERY_HEAD if layer == "all" else Aggregation(f"layer {layer}", layer=layer - 1)
+    thresholds = THRESHOLDS
+shown_layer = layer if isinstance(layer, int) else None  # counted from 1, for captions
+shown_head = None if aggregation.heads else "avg"
+values = aggregation.values(found)
+flags = flag(values, found.source_labels, thresholds)
 labels = found.source_labels
 unit = "pieces" if pieces else "words"
 ui.chart(
     coverage_bars(
-        values, labels, flags, THRESHOLDS, f"Coverage of the source {unit}, {layers[layer]}"
+        values, labels, flags, thresholds, f"Coverage of the source {unit}, {views[layer]}"
     ),
     "coverage",
-    caption=ui.sentence_caption(kind="cross", layer=shown_layer, head="avg"),
+    caption=ui.sentence_caption(kind="cross", layer=shown_layer, head=shown_head),
 )
 st.caption(
-    f"Mean of the heads{'' if index is not None else ' and layers'}. Under-covered: below "
-    f"{THRESHOLDS.under:g} (orange); over-covered: above {THRESHOLDS.over:g} (purple); "
-    "thresholds of core/inspection/coverage.py. The language tag, `</s>` and punctuation are "
-    "never flagged; punctuation at a word's end has its own column (it soaks up attention). "
-    "Articles and auxiliaries (the, was) often fold into a neighbour's translation and look "
-    "dropped."
+    f"Mean of {aggregation.describe() if aggregation.heads else 'the heads'}"
+    f"{' and layers' if aggregation is EVERY_HEAD else ''}. Under-covered: below "
+    f"{thresholds.under:g} (orange); over-covered: above {thresholds.over:g} (purple). The "
+    "language tag, `</s>` and punctuation are never flagged; punctuation at a word's end has its "
+    "own column (it soaks up attention)."
 )
 
 st.text(
-    f"Likely dropped (coverage below {THRESHOLDS.under:g}): "
+    f"Likely dropped (coverage below {thresholds.under:g}): "
     f"{named_flags(labels, values, flags.under)}"
 )
 st.text(
-    f"Likely said twice (coverage above {THRESHOLDS.over:g}): "
+    f"Likely said twice (coverage above {thresholds.over:g}): "
     f"{named_flags(labels, values, flags.over)}"
 )
+st.markdown(measured_note(study, aggregation.name if layer != "best" else None, pieces))
 
 st.header("Which output rows attended it")
 words = [i for i, label in enumerate(labels) if not is_special_piece(label)]
@@ -86,7 +133,7 @@ followed = st.selectbox(
     help="The first flagged word is followed to begin with.",
 )
 column = words[choices.index(followed)]
-received = found.received(index)
+received = aggregation.received(found)
 rows = cross.query_labels
 word = labels[column]
 left, right = st.columns(2)
@@ -99,7 +146,7 @@ with left:
             f"weight on “{word}”",
         ),
         "coverage-rows",
-        caption=ui.sentence_caption(kind="cross", layer=shown_layer, head="avg", word=word),
+        caption=ui.sentence_caption(kind="cross", layer=shown_layer, head=shown_head, word=word),
     )
 with right:
     ui.chart(
@@ -108,10 +155,10 @@ with right:
             rows,
             labels,
             column,
-            f"{ATTENTION_KINDS['cross']}, {layers[layer]}, mean of heads",
+            f"{ATTENTION_KINDS['cross']}, {views[layer]}, mean of heads",
         ),
         "coverage-attention",
-        caption=ui.sentence_caption(kind="cross", layer=shown_layer, head="avg", word=word),
+        caption=ui.sentence_caption(kind="cross", layer=shown_layer, head=shown_head, word=word),
     )
 st.caption(
     f"{ui.decoder_rows(cross)} The outlined column is the word followed; its weights add up to "
@@ -122,13 +169,13 @@ st.caption(
 st.header("How coverage grew, row by row")
 ui.chart(
     coverage_map(
-        found.growth(index),
+        aggregation.growth(found),
         rows,
         labels,
-        f"Coverage after each output row, {layers[layer]}",
+        f"Coverage after each output row, {views[layer]}",
     ),
     "coverage-growth",
-    caption=ui.sentence_caption(kind="cross", layer=shown_layer, head="avg"),
+    caption=ui.sentence_caption(kind="cross", layer=shown_layer, head=shown_head),
 )
 st.caption(
     "Tu et al.'s C(i, j) = C(i − 1, j) + α(i, j): each row adds its attention to what the source "

@@ -30,6 +30,12 @@ sinks, and a decoder can attend to a word and still leave it out (the rows that 
 being translated, and are never flagged, nor is punctuation: :func:`word_coverage` gives the
 punctuation fused to a word ("tired.") a column of its own, so that the attention a final full
 stop soaks up does not make its word look said twice.
+
+Which heads to read, and the thresholds, are measured rather than assumed: ``python -m
+train.coverage_study`` scores every :class:`Aggregation` (every head, one layer, the survey's
+alignment-like heads, the Explain page's lenses through :func:`lens_coverage`) against words
+labelled by hand (train/coverage_labels.tsv), and the model card keeps the best with its precision
+and recall, read back by :func:`measured_flags`.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.errors import InputError
-from core.inspection.head_statistics import is_punctuation
+from core.inspection.head_statistics import ALIGNMENT_THRESHOLD, is_punctuation
 from core.inspection.labelled_attention import LabelledAttention, prediction_labels
 from core.text.tokenizer import BOS_ID
 from core.text.words import is_special_piece, merge_attention, word_groups, word_label
@@ -143,16 +149,18 @@ def coverage(cross: LabelledAttention) -> Coverage:
     return Coverage(cross)
 
 
-def word_coverage(result: Translation) -> Coverage:
+def word_coverage(result: Translation, weights: np.ndarray | None = None) -> Coverage:
     """The coverage of ``result``'s source words, as ``coverage(result.word_attention.cross)``
     but with punctuation fused to a word's end its own column ("tired." read as "tired" and "."):
     the final full stop soaks up attention as </s> does, and a word should not look said twice
-    for the attention its punctuation received. Rows are the output words."""
+    for the attention its punctuation received. Rows are the output words. ``weights`` (layers,
+    heads, output pieces, source pieces) stands in for the cross-attention when given (see
+    :func:`lens_coverage`)."""
     source = result.source_tokens
     words = [part for group in word_groups(source) for part in _punctuation_apart(group, source)]
-    weights = merge_attention(
-        result.attention.cross.weights, word_groups(result.output_tokens), words
-    )
+    if weights is None:
+        weights = result.attention.cross.weights
+    weights = merge_attention(weights, word_groups(result.output_tokens), words)
     labels = [word_label([source[i] for i in group]) for group in words]
     return coverage(LabelledAttention(weights, result.word_attention.cross.query_labels, labels))
 
@@ -178,6 +186,26 @@ def flag(values: np.ndarray, labels: Sequence[str], thresholds: Thresholds = Thr
     under = [i for i in candidates if values[i] < thresholds.under]
     over = [i for i in candidates if values[i] > thresholds.over]
     return Flags(sorted(under, key=lambda i: values[i]), sorted(over, key=lambda i: -values[i]))
+
+
+def lens_coverage(result: Translation, lens: np.ndarray) -> Coverage:
+    """Word coverage from another lens than cross-attention (attribution.py's gradient x input,
+    integrated gradients, occlusion, norm-based, rollout): ``lens`` (output pieces, source pieces)
+    gives each output piece t a value v(t, j) per source piece j, made a row of shares like an
+    attention row,
+
+        share(t, j) = |v(t, j)| / Σ_j' |v(t, j')|
+
+    and read by :func:`word_coverage` as one layer of one head. A row with no signal at all
+    (every |v| 0) shares evenly."""
+    magnitude = np.abs(np.asarray(lens, dtype=float))
+    expected = result.attention.cross.weights.shape[2:]
+    if magnitude.shape != expected:
+        raise InputError(f"A lens needs a value per output and source piece {expected}.")
+    totals = magnitude.sum(axis=-1, keepdims=True)
+    even = np.full_like(magnitude, 1 / magnitude.shape[-1])
+    shares = np.divide(magnitude, totals, out=even, where=totals > 0)
+    return word_coverage(result, shares[None, None])
 
 
 def path_attention(
@@ -225,3 +253,100 @@ def step_coverage(
         raise InputError(f"There is no step {step}: the search took {len(steps)} (from 0).")
     hypotheses = steps[step].hypotheses
     return [coverage(path_attention(result, h.tokens, pieces, bos_id)) for h in hypotheses]
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """Which heads' coverage make one number per source word: the mean over ``heads`` ((layer,
+    head) pairs counted from 0) when given, else over the heads of ``layer`` (from 0), else over
+    every layer and head,
+
+        value(s) = (1 / |heads|) Σ_(l, h) ∈ heads Σ_t weights[l, h, t, s]."""
+
+    name: str
+    layer: int | None = None
+    heads: tuple[tuple[int, int], ...] = ()
+
+    def received(self, found: Coverage) -> np.ndarray:
+        """What each output row gave each source word, (rows, source), in these heads."""
+        if not self.heads:
+            return found.received(self.layer)
+        weights = found.attention.weights
+        layers, heads = weights.shape[:2]
+        if any(not (0 <= layer < layers and 0 <= head < heads) for layer, head in self.heads):
+            raise InputError(f"{self.name}: a head the model ({layers} x {heads}) lacks.")
+        return np.mean([weights[layer, head] for layer, head in self.heads], axis=0)
+
+    def values(self, found: Coverage) -> np.ndarray:
+        """One coverage per source word, (source,)."""
+        return self.received(found).sum(axis=0)
+
+    def growth(self, found: Coverage) -> np.ndarray:
+        """Tu et al.'s C(i, j) in these heads, row by row, (rows, source)."""
+        return np.cumsum(self.received(found), axis=0)
+
+    def describe(self) -> str:
+        """The heads in words: "every layer and head", "layer 3", "L3 H4, L4 H2" (from 1)."""
+        if self.heads:
+            return ", ".join(f"L{layer + 1} H{head + 1}" for layer, head in self.heads)
+        return "every layer and head" if self.layer is None else f"layer {self.layer + 1}"
+
+
+EVERY_HEAD = Aggregation("mean of all heads")
+
+
+def alignment_heads(diagonality: np.ndarray, threshold: float = ALIGNMENT_THRESHOLD) -> Aggregation:
+    """The cross-attention heads the head survey calls alignment-like, diagonality at least
+    ``threshold`` over its sample (heads.json, never the labelled words), most diagonal first."""
+    order = np.argsort(-diagonality, axis=None, kind="stable")
+    picked = [np.unravel_index(i, diagonality.shape) for i in order]
+    heads = tuple(
+        (int(layer), int(head)) for layer, head in picked if diagonality[layer, head] >= threshold
+    )
+    if not heads:
+        raise InputError(f"No cross-attention head has diagonality {threshold:g} or more.")
+    return Aggregation("alignment-like heads", heads=heads)
+
+
+STUDY_KEY = "coverage_study"  # the model card's record of python -m train.coverage_study
+
+
+@dataclass(frozen=True)
+class MeasuredFlags:
+    """The aggregation and thresholds the coverage study found best on a model, with the
+    precision and recall its flags had on the labelled words (on folds its thresholds were not
+    chosen on)."""
+
+    aggregation: Aggregation
+    thresholds: Thresholds
+    precision: float  # flags that were right / flags
+    recall: float  # dropped or said-twice words flagged as such / such words
+    words: int  # labelled words scored
+    problems: int  # of them dropped or said twice
+    model_sha256: str  # the model.pt the study translated with
+    command: str
+    a_priori: dict[str, tuple[float | None, float | None]]  # name -> (precision, recall) at 0.5/1.5
+
+
+def measured_flags(card: dict) -> MeasuredFlags | None:
+    """The study's best flags from a model card's record (see train/coverage_study.py), None
+    when the card has none."""
+    record = card.get(STUDY_KEY)
+    if not record:
+        return None
+    best = record["best"]
+    heads = tuple((int(layer), int(head)) for layer, head in best.get("heads", []))
+    return MeasuredFlags(
+        Aggregation(best["name"], best.get("layer"), heads),
+        Thresholds(best["under"], best["over"]),
+        best["precision"],
+        best["recall"],
+        record["words"],
+        record["problems"],
+        record["model_sha256"],
+        record["command"],
+        {
+            entry["name"]: (entry["a_priori"]["precision"], entry["a_priori"]["recall"])
+            for entry in record["aggregations"]
+        },
+    )

@@ -2,12 +2,25 @@
 computes for the sentence, follows a word to the rows that attended it, and the Beam search and
 Compare pages show coverage growing and side by side."""
 
+import shutil
+
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from app.figures.coverage import coverage_rows, named_flags
-from core.inspection.coverage import Thresholds, coverage, step_coverage, word_coverage
-from tests.app.apptest import chart_specs, plotted
+from core.files.model_dir import ModelDir
+from core.inspection.coverage import (
+    STUDY_KEY,
+    Aggregation,
+    Thresholds,
+    coverage,
+    flag,
+    step_coverage,
+    word_coverage,
+)
+from core.translator import Translator
+from tests.app.apptest import MAIN, chart_specs, plotted
 from tests.app.test_app import assert_fine
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -48,6 +61,7 @@ def test_the_coverage_page_draws_and_names_what_core_computes(app, translator, l
     flagged = [*flags.under, *flags.over]
     followed = at.selectbox(key="coverage_word")
     assert followed.value == f"{flagged[0]}: {labels[flagged[0]]}"  # the first flagged word
+    assert any("Not measured on this model" in m.value for m in at.markdown)  # no study
 
 
 @pytest.mark.slow
@@ -109,3 +123,62 @@ def test_the_compare_page_shows_both_searches_coverage(app, translator):
     assert list(table["source"]) == [row["source"] for row in expected]
     assert list(table["beam 3"]) == pytest.approx([row["beam 3"] for row in expected], rel=1e-5)
     assert "didn't" in list(table["source"])
+
+
+def studied_copy(tiny_model_dir, tmp_path, best: dict) -> ModelDir:
+    """The tiny model with a coverage study in its card, as train.coverage_study writes it."""
+    model_dir = ModelDir(tmp_path / "studied")
+    shutil.copytree(tiny_model_dir, model_dir.path)
+    entry = {"name": "mean of all heads", "a_priori": {"precision": 0.1, "recall": 0.6}}
+    record = {
+        "words": 70,
+        "problems": 14,
+        "model_sha256": model_dir.model_sha256(),
+        "command": "python -m train.coverage_study",
+        "aggregations": [entry],
+        "best": best,
+    }
+    model_dir.write_card({**model_dir.read_card(), STUDY_KEY: record})
+    return model_dir
+
+
+@pytest.mark.slow
+def test_the_page_shows_the_measured_best_with_its_precision_and_recall(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    best = {"name": "layer 2", "layer": 1, "heads": [], "under": 0.3, "over": 1.2,
+            "precision": 0.4, "recall": 0.25}  # fmt: skip
+    model_dir = studied_copy(tiny_model_dir, tmp_path, best)
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(model_dir.path))
+
+    def page(**query: str) -> AppTest:
+        at = AppTest.from_file(MAIN, default_timeout=120)
+        at.query_params.update({"text": BOTH_FLAGS, **query})
+        at.switch_page("views/coverage.py")
+        return at.run()
+
+    at = page()
+    assert_fine(at)
+    result = Translator.load(model_dir.path).translate(BOTH_FLAGS, "de", 4, 0.6, trace=True)
+    found = word_coverage(result)
+    values = Aggregation("layer 2", layer=1).values(found)
+    bars = drawn(at)["Coverage of the source words, measured best: layer 2"]  # by default
+    np.testing.assert_allclose(plotted(bars["data"][0]["y"]), values, rtol=1e-5)
+    flags = flag(values, found.source_labels, Thresholds(0.3, 1.2))
+    labels = found.source_labels
+    assert texts(at)[-2:] == [
+        f"Likely dropped (coverage below 0.3): {named_flags(labels, values, flags.under)}",
+        f"Likely said twice (coverage above 1.2): {named_flags(labels, values, flags.over)}",
+    ]
+    notes = [m.value for m in at.markdown]
+    assert any("70 words" in n and "precision 40%, recall 25%" in n for n in notes), notes
+    # another view: the a-priori thresholds, with what the study measured for them
+    at = page(coverage_layer="all")
+    assert "Likely dropped (coverage below 0.5)" in texts(at)[-2]
+    notes = [m.value for m in at.markdown]
+    assert any("precision 10%, recall 60%" in n for n in notes), notes
+    # the study counted words: in pieces there is no measured best
+    options = page().segmented_control(key="coverage_layer").options
+    assert options[0] == "measured best: layer 2"
+    options = page(coverage_pieces="true").segmented_control(key="coverage_layer").options
+    assert options[0] == "every layer (mean)" and not any("best" in o for o in options)

@@ -7,12 +7,18 @@ import pytest
 
 from core import InputError
 from core.inspection.coverage import (
+    EVERY_HEAD,
     NOT_YET,
     OVER_COVERED,
+    STUDY_KEY,
     UNDER_COVERED,
+    Aggregation,
     Thresholds,
+    alignment_heads,
     coverage,
     flag,
+    lens_coverage,
+    measured_flags,
     path_attention,
     step_coverage,
     word_coverage,
@@ -211,3 +217,60 @@ def test_the_shipped_models_last_word_is_not_flagged_for_its_full_stop(sentence,
     assert word in found.source_labels and "." in found.source_labels
     assert word not in flagged and "." not in flagged
     assert not any(label.endswith(".") for label in flagged)
+
+
+def test_an_aggregation_of_heads_is_their_mean():
+    rng = np.random.default_rng(1)
+    weights = rng.random((2, 3, 4, len(SOURCE)))
+    found = coverage(LabelledAttention(weights, list("abcd"), SOURCE))
+    heads = Aggregation("two heads", heads=((0, 2), (1, 0)))
+    expected = (weights[0, 2] + weights[1, 0]) / 2  # (rows, source)
+    np.testing.assert_allclose(heads.received(found), expected)
+    np.testing.assert_allclose(heads.values(found), expected.sum(axis=0))
+    np.testing.assert_allclose(heads.growth(found)[-1], expected.sum(axis=0))
+    np.testing.assert_allclose(Aggregation("l2", layer=1).values(found), found.values(1))
+    np.testing.assert_allclose(EVERY_HEAD.values(found), found.values())
+    assert heads.describe() == "L1 H3, L2 H1" and EVERY_HEAD.describe() == "every layer and head"
+    with pytest.raises(InputError, match="lacks"):
+        Aggregation("too far", heads=((2, 0),)).values(found)
+
+
+def test_alignment_heads_are_the_surveys_diagonal_ones_most_diagonal_first():
+    diagonality = np.array([[0.70, 0.86], [0.91, 0.84]])
+    assert alignment_heads(diagonality).heads == ((1, 0), (0, 1))
+    with pytest.raises(InputError, match="No cross-attention head"):
+        alignment_heads(diagonality, threshold=0.95)
+
+
+def test_a_lens_becomes_coverage_through_its_shares(traced):
+    result, _ = traced
+    rows, pieces = result.attention.cross.weights.shape[2:]
+    lens = np.zeros((rows, pieces))
+    lens[:, 1] = -2.0  # every output piece on the first word, with either sign
+    lens[0] = 0.0  # no signal: shared evenly
+    found = lens_coverage(result, lens)
+    # the first output word's row, then the others: each gives 1 in all
+    values = EVERY_HEAD.values(found)
+    assert values.sum() == pytest.approx(len(found.attention.query_labels))
+    assert values[1] == max(values)
+    with pytest.raises(InputError, match="a value per output and source piece"):
+        lens_coverage(result, lens[:, :-1])
+
+
+def test_the_measured_flags_are_read_from_the_card():
+    assert measured_flags({}) is None
+    entry = {"name": "layer 3", "a_priori": {"precision": 0.2, "recall": 0.5}}
+    record = {
+        "words": 60,
+        "problems": 12,
+        "model_sha256": "ab" * 32,
+        "command": "python -m train.coverage_study",
+        "aggregations": [entry],
+        "best": {"name": "layer 3", "layer": 2, "heads": [], "under": 0.3, "over": 2.1,
+                 "precision": 0.4, "recall": 0.25},
+    }  # fmt: skip
+    measured = measured_flags({STUDY_KEY: record})
+    assert measured.aggregation == Aggregation("layer 3", layer=2)
+    assert measured.thresholds == Thresholds(0.3, 2.1)
+    assert (measured.precision, measured.recall, measured.words) == (0.4, 0.25, 60)
+    assert measured.a_priori == {"layer 3": (0.2, 0.5)}
