@@ -25,7 +25,7 @@ from core.inspection.head_focus import (
     row_profiles,
 )
 from core.inspection.head_statistics import sentence_roles
-from core.inspection.labelled_attention import LabelledAttention
+from core.labelled_attention import LabelledAttention
 from core.text.marian_tokenizer import MarianTokenizer
 from core.text.tokenizer import Tokenizer
 from core.text.words import is_special_piece

@@ -21,8 +21,8 @@ from app.display import piece_text
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import CheckpointError, InputError
 from core.files.model_dir import ModelDir
-from core.inspection.labelled_attention import PREDICTS, LabelledAttention
 from core.inspection.snapshots import SnapshotView
+from core.labelled_attention import PREDICTS, LabelledAttention
 
 # The banner's text, English and translation each: about four lines of a half-width column on a
 # laptop, so that every page's title stays near the top (the sidebar holds the whole text).
@@ -199,6 +199,8 @@ def chart(
     if s.present:
         st.html(presentation.fit(fig, name))
         height = "stretch"
+    elif (window := narrow.scrolled(fig, name)) is not None:  # a map on a phone
+        st.html(window)
     key = f"chart-{name}"
     selection: dict[str, Any] = {}
     if on_select is not None:

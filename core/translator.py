@@ -16,7 +16,7 @@ core/model/transformer.py alone.
 
 S indexes ``source_tokens`` (the encoder input: <2de> pieces </s>); T indexes the decoder
 positions: position t reads ``decoder_input_tokens[t]`` (<s>, then the output so far) and predicts
-``output_tokens[t]``. See :mod:`core.inspection.labelled_attention` for every kind of attention.
+``output_tokens[t]``. See :mod:`core.labelled_attention` for every kind of attention.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from core.decoding.search import (
 )
 from core.errors import InputError
 from core.files.model_dir import MODEL_FILE, open_model_dir
-from core.inspection.labelled_attention import (
+from core.labelled_attention import (
     AttentionSet,
     LabelledAttention,
     hypothesis_labels,

@@ -27,7 +27,7 @@ from app.figures.text import (
     plot_text,
     values_as_text,
 )
-from core.inspection.labelled_attention import LabelledAttention
+from core.labelled_attention import LabelledAttention
 
 GRID_HOVER_CELLS = 40_000  # model view cells that get token names on hover
 

@@ -12,7 +12,7 @@ from app.figures.coverage import compared_coverage, coverage_rows, named_flags
 from app.figures.heatmaps import attention_map
 from core.decoding.search import first_divergence, length_penalty
 from core.inspection.coverage import Thresholds, word_coverage
-from core.inspection.labelled_attention import LabelledAttention
+from core.labelled_attention import LabelledAttention
 from core.translator import Translation
 
 SIDES = {"a": "Left", "b": "Right"}

@@ -18,7 +18,7 @@ positions, the one predicting </s> included; columns s: the source pieces), per 
 and for one number per source piece the mean of those over the heads of a layer, or over every
 layer and head. Each row sums to 1, so the coverages sum to the number of rows: a piece translated
 once receives about one row's worth. In words (``Translation.word_attention``, see
-:func:`core.inspection.labelled_attention.in_words`) a row is an output word (its pieces' rows
+:func:`core.labelled_attention.in_words`) a row is an output word (its pieces' rows
 averaged) and a source word receives its pieces' weights summed: coverage then counts output words,
 and a word the output spells in three pieces still counts once.
 
@@ -48,7 +48,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.inspection.head_statistics import ALIGNMENT_THRESHOLD, is_punctuation
-from core.inspection.labelled_attention import LabelledAttention, prediction_labels
+from core.labelled_attention import LabelledAttention, prediction_labels
 from core.text.tokenizer import BOS_ID
 from core.text.words import is_special_piece, merge_attention, word_groups, word_label
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.inspection.head_statistics import EOS, sink_kind
-from core.inspection.labelled_attention import LabelledAttention
+from core.labelled_attention import LabelledAttention
 
 ITSELF = "the word itself"
 PREVIOUS = "the previous word"

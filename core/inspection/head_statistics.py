@@ -1,7 +1,7 @@
 """What each attention head does, in numbers: statistics of one kind of attention, one value per
 layer and head, and a role label per head read off them.
 
-The input is one kind of :class:`core.inspection.labelled_attention.LabelledAttention` between
+The input is one kind of :class:`core.labelled_attention.LabelledAttention` between
 pieces: ``weights`` of shape (layers, heads, queries, keys), rows summing to 1 and masked cells
 exactly 0, with the text of every key (``"<2de>"``, ``"▁The"``, ``"."``, ``"</s>"``). For
 self-attention
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.inspection.labelled_attention import AttentionSet, LabelledAttention
+from core.labelled_attention import AttentionSet, LabelledAttention
 from core.text.tokenizer import LANGUAGES, language_tag
 
 EOS = "</s>"

@@ -10,7 +10,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from core.inspection.labelled_attention import LabelledAttention
+from core.labelled_attention import LabelledAttention
 
 # The lecture's coreference pair: German "es" (das Tier) against "sie" (die Straße).
 COREFERENCE_PAIR = (

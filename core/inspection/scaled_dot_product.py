@@ -35,7 +35,7 @@ from torch import Tensor, nn
 
 from core.errors import InputError
 from core.inspection.ablation import KINDS, Head, attention_module
-from core.inspection.labelled_attention import LabelledAttention
+from core.labelled_attention import LabelledAttention
 from core.model.transformer import MultiHeadAttention, Transformer
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ from app.figures.training import training_curves
 from app.figures.training_log import card_facts, series, training_log
 from core import Request
 from core.decoding.search import REASONS, Hypothesis, best_hypothesis
-from core.inspection.labelled_attention import LabelledAttention
+from core.labelled_attention import LabelledAttention
 from core.model.config import POSITIONAL_LAYOUTS, ModelConfig
 from core.model.transformer import Transformer, positional_encoding
 from core.text.words import merge_attention, word_groups, word_label

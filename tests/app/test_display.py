@@ -5,7 +5,7 @@ from dataclasses import fields
 
 from app.display import ATTENTION_KINDS, PIECE_KINDS, WORD_START, piece_count, piece_text
 from app.figures.tokens import KIND_COLOURS
-from core.inspection.labelled_attention import AttentionSet
+from core.labelled_attention import AttentionSet
 
 
 def test_every_piece_kind_has_its_own_chip_colour():

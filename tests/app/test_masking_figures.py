@@ -22,7 +22,7 @@ from app.figures.masking import (
 from app.figures.positional import embedding_sum, pe_dimension_order
 from app.figures.style import CHARACTER_WIDTH
 from app.figures.text import MINUS_INF, plot_text
-from core.inspection.labelled_attention import LabelledAttention, prediction_labels
+from core.labelled_attention import LabelledAttention, prediction_labels
 from core.model.config import POSITIONAL_LAYOUTS
 from core.model.sinusoids import wave
 from tests.app.apptest import chart_specs

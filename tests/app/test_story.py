@@ -8,7 +8,7 @@ import pytest
 from app import story
 from core.inspection.head_focus import relation
 from core.inspection.head_statistics import sentence_roles
-from core.inspection.labelled_attention import LabelledAttention
+from core.labelled_attention import LabelledAttention
 from tests.app.apptest import chart_specs, plotted
 
 ANIMAL = "The animal didn't cross the street because it was too tired."

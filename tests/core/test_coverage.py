@@ -23,7 +23,7 @@ from core.inspection.coverage import (
     step_coverage,
     word_coverage,
 )
-from core.inspection.labelled_attention import AttentionSet, LabelledAttention, in_words
+from core.labelled_attention import AttentionSet, LabelledAttention, in_words
 from core.text.tokenizer import EOS_ID
 from core.translator import DEFAULT_MODEL, Translator
 from tests.conftest import eos_prone_model

@@ -1,7 +1,8 @@
 """The layers point one way: every .py file under core/, app/ and train/ is read with `ast` (nothing
 is imported) and its imports are checked against the allowed directions. core is below app and
 train, and train below app; inside core, the model and the text sit at the bottom, the files above
-them, and inspection does not reach up to the translator for what it can get lower down. The tests
+them, the labelled attention above those, then the translator, then inspection, which runs the
+translator; inspection imports the translator only to run it. The tests
 mirror the layers: nothing under tests/core, nor tests/conftest.py (read for every test), imports
 streamlit, app or the app's tests."""
 
@@ -139,7 +140,10 @@ FORBIDDEN = [
     ("core.text", ("core.model", "core.decoding", "core.inspection", "core.translator")),
     ("core.files", ("core.inspection", "core.translator")),
     # the searches return raw maps; labelling them is the translator's (above both)
-    ("core.decoding", ("core.inspection", "core.translator")),
+    ("core.decoding", ("core.inspection", "core.translator", "core.labelled_attention")),
+    # the labels sit below the translator, and inspection (which runs the translator) above it
+    ("core.labelled_attention", ("core.inspection", "core.translator", "core.decoding")),
+    ("core.translator", ("core.inspection",)),
 ]
 
 

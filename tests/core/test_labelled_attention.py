@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from core.inspection.labelled_attention import (
+from core.labelled_attention import (
     PREDICTS,
     hypothesis_labels,
     labelled,

@@ -4,8 +4,8 @@ tested in tests/app/test_explain_minimal_pairs.py."""
 
 import numpy as np
 
-from core.inspection.labelled_attention import LabelledAttention
 from core.inspection.minimal_pairs import aligned_words, attention_difference
+from core.labelled_attention import LabelledAttention
 
 
 def test_aligned_words_pair_equal_words_and_one_for_one_changes():

@@ -11,6 +11,9 @@ A translation holds three kinds, piece by piece and merged into words:
 A decoder position reads one piece and predicts the next, and is labelled with both:
 "<s> → ▁Sie", "▁Sie → ▁isst", ..., the last one predicting "</s>". A beam search step has rows of
 the same kind, one per live hypothesis, whose next piece is yet to be chosen: "beam 1: ▁Sie → ?".
+
+It sits below the translator, which labels what the searches return, and below inspection, whose
+lenses read it: core's layers point one way (tests/core/test_import_directions.py).
 """
 
 from __future__ import annotations
