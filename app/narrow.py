@@ -11,12 +11,24 @@ Streamlit's own button shows it full screen. (A strip of its own above the figur
 Streamlit gives the chart's element the figure's height, and what grew the figure was cut off at
 its foot.) An exported figure is drawn outside the page, at its own sizes.
 
+A map (a heatmap: attention, masks, the Story's pieces) keeps at least MIN_COLUMN_PX a column on a
+phone, and its written cells room for their text: where the screen is narrower than that, the map
+is drawn at the width it needs and scrolls sideways in a window of the screen's width
+(:func:`scrolled`), instead of squeezing its labels and cells into each other.
+
 And a script: on a screen so narrow that the open sidebar lies over the page instead of beside it
 (a phone), the sidebar closes after Translate or a classic example is clicked, so that the
 translation is seen.
 """
 
+import html
+import re
+
+import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
+
+from app.figures.style import CHARACTER_WIDTH
 
 NARROW_CHART = "480px"
 MARKER = "narrow-screen"  # the script's element, which takes no room on the page
@@ -59,6 +71,57 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
   }});
 }})();
 </script>"""
+
+
+PHONE_MAX_WIDTH = "640px"  # a screen this narrow is a phone's: its maps scroll (see scrolled)
+MIN_COLUMN_PX = 16  # a map's column on a phone: its label (at -60 degrees, 12 px) clear of the next
+TICK_FONT_PX = 12  # plotly's tick labels
+AXIS_TITLE_PX = 50  # a map's axis title beside its row labels, with the gaps
+COLOUR_BAR_PX = 110  # the colour scale right of a map, its labels and title
+CELL_PADDING_PX = 8  # around the text written into a cell
+MARKUP = re.compile(r"<[^>]+>")
+
+
+def longest_line(texts) -> int:
+    """The characters of the longest line of ``texts`` (plotly's text, its markup left out)."""
+    lines = (
+        html.unescape(line)
+        for text in np.asarray(texts, dtype=object).ravel()
+        for line in MARKUP.sub("\n", str(text)).split("\n")
+    )
+    return max((len(line) for line in lines), default=0)
+
+
+def map_width(fig: go.Figure) -> int | None:
+    """The width (px) a map needs for MIN_COLUMN_PX a column, or for the text written into its
+    cells where that is wider, with its row labels, axis title and colour scale; None for a
+    figure that is not a single map."""
+    if len(fig.data) == 0 or fig.data[0].type != "heatmap" or fig.data[0].z is None:
+        return None
+    trace = fig.data[0]
+    columns = np.asarray(trace.z, dtype=float).shape[-1]
+    column = MIN_COLUMN_PX
+    if trace.texttemplate and trace.text is not None:
+        size = (trace.textfont.size if trace.textfont else None) or TICK_FONT_PX
+        column = max(column, longest_line(trace.text) * size * CHARACTER_WIDTH + CELL_PADDING_PX)
+    labels = fig.layout.yaxis.ticktext
+    row_labels = longest_line(labels) * TICK_FONT_PX * CHARACTER_WIDTH + AXIS_TITLE_PX
+    scale = COLOUR_BAR_PX if trace.showscale is not False else 0
+    return round(row_labels + columns * column + scale)
+
+
+def scrolled(fig: go.Figure, name: str) -> str | None:
+    """The CSS that gives the map keyed ``chart-<name>`` (ui.chart) the width it needs on a
+    phone (:func:`map_width`), in a window that scrolls sideways; None for a figure that is not
+    a map. A wider screen draws it at the page's width, as before."""
+    width = map_width(fig)
+    if width is None:
+        return None
+    chart = f".st-key-chart-{name}"
+    return (
+        f"<style>@media (max-width: {PHONE_MAX_WIDTH}) {{ {chart} {{ overflow-x: auto; }} "
+        f'{chart} [data-testid="stPlotlyChart"] {{ min-width: {width}px; }} }}</style>'
+    )
 
 
 def style() -> None:
