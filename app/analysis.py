@@ -12,10 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from core.request import Request
-from core.text.sentences import Excerpt, excerpt
-from core.text.tokenizer import has_control_characters
-from core.translator import Translation, Translator
+from core import Request, Translation, Translator
+from core.text import Excerpt, excerpt, has_control_characters
 
 # Longer input is cut before tokenizing, between sentences (core.text.sentences.excerpt): far more
 # than the pieces the model reads as one sequence (Translator.max_source_tokens), which the

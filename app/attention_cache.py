@@ -8,9 +8,8 @@ import streamlit as st
 from app.snapshot_cache import load_snapshot, snapshot_view
 from app.state import cached_analysis, load_translator
 from core import Request
-from core.files.model_dir import ModelDir
-from core.inspection.ablation import Head
-from core.inspection.scaled_dot_product import ScaledDotProduct, scaled_dot_product
+from core.files import ModelDir
+from core.inspection import Head, ScaledDotProduct, scaled_dot_product_of
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -27,4 +26,4 @@ def cached_scaled_dot_product(
         (snapshot,) = [found for found in ModelDir(request.model).snapshots() if found.step == step]
         translator = load_snapshot(request.model, snapshot)
         translation = snapshot_view(request, snapshot).forced
-    return scaled_dot_product(translator.model, translation, head, position)
+    return scaled_dot_product_of(translator.model, translation, head, position)

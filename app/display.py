@@ -1,5 +1,5 @@
 """How the app names and shows what core computes: the three kinds of attention, the kinds of
-pieces (core's PIECE_KINDS), and a piece's text. Core's labels are the data ("▁Das", "<s>");
+pieces, and a piece's text. Core's labels are the data ("▁Das", "<s>");
 this is only how pages, figures and tables show them, and every one of them takes the names from
 here."""
 
@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# What core calls a piece (Translation.source_kinds, output_kinds), in the order the token chips'
-# legend lists them
-from core.translator import PIECE_KINDS as PIECE_KINDS
+# The keys are core's names of the kinds of pieces (core.PIECE_KINDS: Translation.source_kinds,
+# output_kinds), in the order the token chips' legend lists them.
+PIECE_KINDS = {
+    "word_start": "word start",
+    "continuation": "continuation",
+    "special": "special",
+    "byte": "byte",
+}
 
 # The keys are core's names of the kinds (LabelledAttention's encoder, decoder and cross).
 ATTENTION_KINDS = {

@@ -10,15 +10,15 @@ import streamlit as st
 from app.state import cached_analysis, load_translator
 from core import (
     Request,
+    Translation,
 )
-from core.inspection import attribution
-from core.inspection.ablation import (
+from core.inspection import (
     Head,
     Shift,
+    attribution,
     distribution_shift,
     intervened_translator,
 )
-from core.translator import Translation
 
 
 @st.cache_data(

@@ -13,15 +13,16 @@ from app.state import cached_analysis, load_translator, model_dir
 from core import (
     CheckpointError,
     Request,
+    Translation,
 )
-from core.files.model_dir import ModelDir
-from core.inspection.ablation import (
+from core.files import ModelDir
+from core.inspection import (
     Head,
+    HeadSurvey,
     head_importance,
     intervened_translator,
+    load_survey,
 )
-from core.inspection.head_survey import HeadSurvey, load_survey
-from core.translator import Translation
 
 IMPORTANCE_BYTES = 2**20  # a (layers, heads) array each: thousands of sentences
 

@@ -6,7 +6,7 @@ lives in the URL. The model comes from $ATTENTION_LAB_MODEL, else from pretraine
 
 import streamlit as st
 
-from app import admission, deck_controls, memory, state, ui
+from app import admission, deck_controls, garbage, state, ui
 
 ABOUT = (
     "Attention Lab: a Transformer translating English into German and French, and what its "
@@ -68,4 +68,4 @@ with admission.TURN:  # at most admission.SLOTS runs compute at once: app/admiss
     try:
         page.run()
     finally:
-        memory.release_freed_memory()  # or the server grows with every long sentence
+        garbage.release_freed_memory()  # or the server grows with every long sentence

@@ -10,8 +10,7 @@ import streamlit as st
 from app import state
 from app.analysis import MAX_CHARS
 from core import CheckpointError, InputError
-from core.text import readable
-from core.text.sentences import excerpt
+from core.text import excerpt, readable
 
 WHAT_IT_READS = (
     f"The model reads English, in sentences of up to about {readable.WELL_READ_WORDS} words."

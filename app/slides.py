@@ -23,8 +23,7 @@ import plotly.graph_objects as go
 
 from app.display import ATTENTION_KINDS
 from app.figures.text import plot_text
-from core import LANGUAGES
-from core.labelled_attention import LabelledAttention
+from core import LANGUAGES, LabelledAttention
 
 SOURCE_LANGUAGE = "English"
 # A caption's and a title's lines fit the narrowest chart the app draws, a phone's (about 350

@@ -11,7 +11,7 @@ from core import (
     Request,
     Translator,
 )
-from core.files.model_dir import MODEL_FILE, ModelDir, Snapshot
+from core.files import MODEL_FILE, ModelDir, Snapshot
 from core.inspection import snapshots
 
 SNAPSHOT_VIEWS_BYTES = 64 * 2**20

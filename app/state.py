@@ -14,22 +14,23 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from app import memory
+from app import garbage
 from app.analysis import MAX_CHARS, Analysis, analyse
 from app.shared_cache import shared
 from core import (
     DEFAULT_MODEL,
+    DEVICE_CHOICES,
     LANGUAGES,
     PAPER_DECODING,
     CheckpointError,
+    EncoderBatch,
     InputError,
     Request,
     Translator,
+    resolve_device,
 )
-from core.device import DEVICE_CHOICES, resolve_device
-from core.files.model_dir import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
-from core.text.sentences import translate_text
-from core.translator import EncoderBatch
+from core.files import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
+from core.text import translate_text
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
 DEVICE_ENV = "ATTENTION_LAB_DEVICE"
@@ -124,7 +125,7 @@ def load_translator(path: str) -> Translator:
 @st.cache_resource(show_spinner="Loading the model…")
 def _loaded_translator(path: str, device: str) -> Translator:
     translator = Translator.load(path, device)
-    memory.freeze_what_is_loaded()  # collections after each run skip it: app/memory.py
+    garbage.freeze_what_is_loaded()  # collections after each run skip it: app/garbage.py
     return translator
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.display import ATTENTION_KINDS, SENTENCEPIECE_WORD_START, WORD_START
-from core.inspection.head_focus import (
+from core import LabelledAttention
+from core.inspection import (
     END,
     FARTHER,
     ITSELF,
@@ -23,12 +24,9 @@ from core.inspection.head_focus import (
     relation,
     row_profile,
     row_profiles,
+    sentence_roles,
 )
-from core.inspection.head_statistics import sentence_roles
-from core.labelled_attention import LabelledAttention
-from core.text.marian_tokenizer import MarianTokenizer
-from core.text.tokenizer import Tokenizer
-from core.text.words import is_special_piece
+from core.text import MarianTokenizer, Tokenizer, is_special_piece
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,9 @@ from streamlit.delta_generator import DeltaGenerator
 from app import narrow, notices, presentation, slides, snapshot_cache, state
 from app.display import piece_text
 from app.state import DEFAULTS, EXAMPLES, settings
-from core import CheckpointError, InputError
-from core.files.model_dir import ModelDir
-from core.inspection.snapshots import SnapshotView
-from core.labelled_attention import PREDICTS, LabelledAttention
+from core import PREDICTS, CheckpointError, InputError, LabelledAttention
+from core.files import ModelDir
+from core.inspection import SnapshotView
 
 # The banner's text, English and translation each: about four lines of a half-width column on a
 # laptop, so that every page's title stays near the top (the sidebar holds the whole text).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.text.words import is_special_piece
+from core.text import is_special_piece
 
 
 def first_word(labels: list[str]) -> int:

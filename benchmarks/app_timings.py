@@ -146,14 +146,16 @@ def heads_lab(translator: Translator, model: Path, repeat: int) -> dict[str, flo
     from app.analysis import analyse
     from app.figures.heads import head_dashboard
     from core.inspection.ablation import Head, head_importance, intervened_translator
-    from core.inspection.head_statistics import head_roles, head_statistics
+    from core.inspection.head_statistics import head_roles, statistics_per_head
 
     result = analyse(translator, Request(model, LONG_SENTENCE, "de", 4)).result
 
     def dashboards() -> None:
         for kind in ("encoder", "decoder", "cross"):
             attention = getattr(result.attention, kind)
-            statistics = head_statistics(attention.weights, attention.key_labels, kind != "cross")
+            statistics = statistics_per_head(
+                attention.weights, attention.key_labels, kind != "cross"
+            )
             roles = [role.role for role in head_roles(statistics)]
             head_dashboard(statistics["entropy"], roles, kind, "entropy").to_json()
 

@@ -27,26 +27,43 @@ Glossary: one name per idea, in the code, the command lines and the files.
 
 from core.decoding.search import (
     PAPER_DECODING,
+    REASONS,
+    BeamStep,
+    Candidate,
     Decoding,
+    Hypothesis,
     beam_search,
+    best_hypothesis,
+    first_divergence,
     greedy_decode,
     length_penalty,
 )
+from core.device import DEVICE_CHOICES, resolve_device
 from core.errors import InputError
 from core.files.checkpoint import CheckpointError
+from core.labelled_attention import PREDICTS, LabelledAttention
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.request import Request
 from core.text.tokenizer import LANGUAGES, Tokenizer, normalize_text
-from core.translator import DEFAULT_MODEL, Translation, Translator
+from core.translator import DEFAULT_MODEL, PIECE_KINDS, EncoderBatch, Translation, Translator
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEVICE_CHOICES",
     "LANGUAGES",
     "PAPER_DECODING",
+    "PIECE_KINDS",
+    "PREDICTS",
+    "REASONS",
+    "BeamStep",
+    "Candidate",
     "CheckpointError",
     "Decoding",
+    "EncoderBatch",
+    "Hypothesis",
     "InputError",
+    "LabelledAttention",
     "ModelConfig",
     "Request",
     "Tokenizer",
@@ -54,7 +71,10 @@ __all__ = [
     "Translation",
     "Translator",
     "beam_search",
+    "best_hypothesis",
+    "first_divergence",
     "greedy_decode",
     "length_penalty",
     "normalize_text",
+    "resolve_device",
 ]

@@ -64,8 +64,9 @@ BATCH_TOKENS = 4096
 # 30-piece sentence. Beyond 16, beam search rarely changes a translation (the app offers 1-8).
 MAX_BEAM_SIZE = 16
 MAX_ALPHA = 5.0  # the length penalty's alpha; Wu et al. 2016 tuned it in 0.6..1.0
-# How the app shows each piece (Translation.source_kinds, output_kinds), in the order of its legend
-PIECE_KINDS = ("word start", "continuation", "special", "byte")
+# What a piece is (Translation.source_kinds, output_kinds): data, as the attention kinds' keys are
+# (the app's words for them: app/display.py)
+PIECE_KINDS = ("word_start", "continuation", "special", "byte")
 
 
 def check_text(text: object) -> None:
@@ -111,12 +112,12 @@ def check_decoding(beam_size: object, alpha: object, max_length: object = None) 
 
 def piece_kind(piece: str, is_special: bool, is_byte: bool) -> str:
     """What a piece is (PIECE_KINDS): 'special' (pad, bos, eos, a language tag), 'byte' (byte
-    fallback), 'word start' (begins with SentencePiece's ▁) or 'continuation'."""
+    fallback), 'word_start' (begins with SentencePiece's ▁) or 'continuation'."""
     if is_special:
         return "special"
     if is_byte:
         return "byte"
-    return "word start" if piece.startswith("▁") else "continuation"
+    return "word_start" if piece.startswith("▁") else "continuation"
 
 
 @dataclass

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.decoding.search import (
+from core import (
     REASONS,
     BeamStep,
     Candidate,

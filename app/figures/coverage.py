@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from app.figures.heatmaps import heatmap
 from app.figures.style import ATTENTION_SCALE, STATUS_COLOURS
 from app.figures.text import numbered, plot_labels, plot_text
-from core.inspection.coverage import (
+from core.inspection import (
     OVER_COVERED,
     UNDER_COVERED,
     Coverage,
@@ -20,7 +20,7 @@ from core.inspection.coverage import (
     MeasuredFlags,
     Thresholds,
 )
-from core.text.words import is_special_piece
+from core.text import is_special_piece
 
 COVERAGE_COLOURS = {
     "under": "#e6550d",  # under-covered: likely dropped

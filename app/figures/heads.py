@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from app.figures.heatmaps import heatmap
 from app.figures.style import STATUS_COLOURS, figure_height
 from app.figures.text import numbered, plot_labels, plot_text
-from core.labelled_attention import LabelledAttention
+from core import LabelledAttention
 
 DASHBOARD_TEXT_PX = 10
 DASHBOARD_LINE_PX = 13  # a line of DASHBOARD_TEXT_PX text

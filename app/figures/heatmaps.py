@@ -27,7 +27,7 @@ from app.figures.text import (
     plot_text,
     values_as_text,
 )
-from core.labelled_attention import LabelledAttention
+from core import LabelledAttention
 
 GRID_HOVER_CELLS = 40_000  # model view cells that get token names on hover
 
@@ -99,7 +99,9 @@ def heatmap(
     elif np.isneginf(z).any():
         trace.update(text=np.where(np.isneginf(z), MINUS_INF, ""), texttemplate="%{text}")
     xaxis = {"title": axis_names[1], "side": "top"}
-    yaxis = {"title": axis_names[0], "autorange": "reversed"}
+    # the margin grows with the row labels: a long one (a decoder row "<s> → ▁Das") would run
+    # into the axis title
+    yaxis = {"title": axis_names[0], "autorange": "reversed", "automargin": True}
     if col_labels is not None:
         xaxis.update(tickvals=list(range(n_cols)), ticktext=col_labels, tickangle=-60)
     if row_labels is not None:

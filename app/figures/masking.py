@@ -16,7 +16,7 @@ from app.figures.style import (
     NARROWEST_PLOT_PX,
 )
 from app.figures.text import MINUS_INF, hover_text, numbered, plot_labels, values_as_text
-from core.labelled_attention import LabelledAttention
+from core import LabelledAttention
 
 MASKED_COLOUR = "#7f7f7f"  # masked cells, on any theme
 PIPELINE_TITLES = ("1. scores QKᵀ/√d_k", "2. masked scores: + M", "3. softmax weights")

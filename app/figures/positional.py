@@ -12,7 +12,7 @@ from plotly.subplots import make_subplots
 from app.figures.heatmaps import heatmap
 from app.figures.style import DIVERGING_SCALE, figure_height
 from app.figures.text import hover_text, numbered, plot_labels
-from core.model.sinusoids import wave
+from core.model import wave
 
 # How the PE heatmaps order their dimensions (the URL holds the key), in either layout
 PE_ORDERS = {

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from app.figures.masking import MASKED_COLOUR, fitted_labels
 from app.figures.style import DIVERGING_SCALE, STATUS_COLOURS
 from app.figures.text import MINUS_INF, hover_text, numbered, plot_labels, plot_text
-from core.inspection.scaled_dot_product import ScaledDotProduct
+from core.inspection import ScaledDotProduct
 
 # The panels, left to right: K (d_k columns), three columns of bars, V; the vectors q and z in a
 # short second row, under K and V

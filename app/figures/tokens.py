@@ -27,7 +27,7 @@ def token_chips(
         r, c = divmod(i, per_row)
         z[r, c] = codes.index(kind)
         text[r, c] = f"{plot_text(piece)}<br><sub>{token_id}</sub>"
-        hover[r, c] = f"{i}: {plot_text(piece)}<br>id {token_id}, {kind}"
+        hover[r, c] = f"{i}: {plot_text(piece)}<br>id {token_id}, {PIECE_KINDS[kind]}"
     scale = []
     for k, colour in enumerate(KIND_COLOURS.values()):
         scale += [[k / len(codes), colour], [(k + 1) / len(codes), colour]]
@@ -54,7 +54,7 @@ def token_chips(
                 x=[None],
                 y=[None],
                 mode="markers",
-                name=kind,
+                name=PIECE_KINDS[kind],
                 marker={"color": colour, "size": 12, "symbol": "square"},
             )
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.files.metrics_log import read_metrics
+from core.files import read_metrics
 
 
 def training_log(path: Path) -> tuple[list[dict], list[dict]]:

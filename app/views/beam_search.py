@@ -26,7 +26,7 @@ from app.figures.beam_search import (
 )
 from app.figures.coverage import coverage_map
 from app.figures.heatmaps import attention_map
-from core.inspection.coverage import step_coverage
+from core.inspection import step_coverage
 
 PLAY_INTERVAL_S = 0.8  # seconds per step while the search plays
 

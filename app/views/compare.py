@@ -10,10 +10,8 @@ from app import presentation, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.coverage import compared_coverage, coverage_rows, named_flags
 from app.figures.heatmaps import attention_map
-from core.decoding.search import first_divergence, length_penalty
-from core.inspection.coverage import Thresholds, word_coverage
-from core.labelled_attention import LabelledAttention
-from core.translator import Translation
+from core import LabelledAttention, Translation, first_divergence, length_penalty
+from core.inspection import Thresholds, word_coverage
 
 SIDES = {"a": "Left", "b": "Right"}
 

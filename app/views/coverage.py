@@ -13,18 +13,18 @@ from app.figures.coverage import (
     named_flags,
 )
 from app.figures.heads import focus_bars
-from core.files.model_dir import ModelDir
-from core.inspection.coverage import (
+from core.files import ModelDir
+from core.inspection import (
     EVERY_HEAD,
     Aggregation,
     MeasuredFlags,
     Thresholds,
-    coverage,
+    attention_coverage,
     flag,
     measured_flags,
     word_coverage,
 )
-from core.text.words import is_special_piece
+from core.text import is_special_piece
 
 THRESHOLDS = Thresholds()
 
@@ -64,7 +64,7 @@ pieces = st.toggle(
     bind="query-params",
     help="In words, a row is an output word, so a word spelt in three pieces counts once.",
 )
-found = coverage(result.attention.cross) if pieces else word_coverage(result)
+found = attention_coverage(result.attention.cross) if pieces else word_coverage(result)
 cross = found.attention
 study = model_study()
 n_layers = cross.weights.shape[0]

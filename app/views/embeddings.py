@@ -13,7 +13,7 @@ from app.figures.positional import (
     positional_heatmap,
     positional_similarity,
 )
-from core.model.transformer import positional_encoding
+from core.model import positional_encoding
 
 # How the encoder input figure colours its panels (the URL holds the key)
 EMBEDDING_SCALES = {

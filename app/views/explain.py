@@ -9,18 +9,20 @@ from app import explain_cache, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.explain import agreement_map, difference_map, lens_map
 from app.figures.heads import focus_bars
-from core.inspection.ablation import INTERVENTIONS, Head, all_heads
-from core.inspection.attribution import IG_STEPS, rank_agreement
-from core.inspection.head_focus import rank_heads
-from core.inspection.minimal_pairs import (
+from core import Translation
+from core.inspection import (
+    INTERVENTIONS,
     PAIRS,
+    Head,
     aligned_words,
+    all_heads,
     attention_difference,
+    attribution,
     partner,
+    rank_heads,
     word_changes,
 )
-from core.text.words import is_special_piece, words
-from core.translator import Translation
+from core.text import is_special_piece, words
 
 READING_GUIDE = (
     "**How to read this.** The first four rows are attention in different guises: the raw "
@@ -126,12 +128,12 @@ attributed = float(lenses.values["integrated gradients"].sum())
 st.caption(
     f"log p(“{predicted}”) = {lenses.log_prob:.3f} {NATS}. Each row is divided by its largest "
     "absolute value (hover for the raw value); red: for the word, blue: against it. Integrated "
-    f"gradients, {IG_STEPS} steps from a zero embedding: log p changes by "
+    f"gradients, {attribution.IG_STEPS} steps from a zero embedding: log p changes by "
     f"{attributed - lenses.ig_delta:+.4f} from that baseline, and the attributions sum to "
     f"{attributed:+.4f} (completeness error, Captum's convergence delta: {lenses.ig_delta:+.4f})."
 )
 ui.chart(
-    agreement_map(list(lenses.values), rank_agreement(lenses.values)),
+    agreement_map(list(lenses.values), attribution.rank_agreement(lenses.values)),
     "lens-agreement",
 )
 st.markdown(READING_GUIDE)

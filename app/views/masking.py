@@ -8,9 +8,9 @@ from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map, heatmap
 from app.figures.masking import score_pipeline
 from app.figures.style import MASK_SCALE
-from core.inspection.worked_example import W_KEY, W_QUERY, W_VALUE, walk_through
-from core.model.transformer import subsequent_mask
-from core.text.tokenizer import normalize_text
+from core.inspection import W_KEY, W_QUERY, W_VALUE, walk_through
+from core.model import subsequent_mask
+from core.text import normalize_text
 
 OTHER = "A dog runs."
 

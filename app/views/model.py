@@ -8,8 +8,7 @@ from app import state, ui
 from app.figures.training import training_curves
 from app.figures.training_log import card_facts, series, training_log
 from core import LANGUAGES
-from core.files.marian import beyond_the_paper
-from core.files.model_dir import METRICS_FILE, ModelDir
+from core.files import METRICS_FILE, ModelDir, beyond_the_paper
 
 
 def started_from(training: dict) -> str | None:

@@ -3,9 +3,9 @@
 import streamlit as st
 
 from app import state, ui
-from app.display import SENTENCEPIECE_WORD_START, WORD_START, piece_count
+from app.display import PIECE_KINDS, SENTENCEPIECE_WORD_START, WORD_START, piece_count
 from app.figures.tokens import token_chips
-from core.text.marian_tokenizer import MarianTokenizer
+from core.text import MarianTokenizer
 
 st.title("Tokenization")
 analysis = state.analysis()
@@ -51,7 +51,7 @@ def show(title: str, text: str, pieces: list[str], ids: list[int], kinds: list[s
     with st.expander("As a table"):
         ui.table(
             [
-                {"position": position, "piece": piece, "id": token, "kind": kind}
+                {"position": position, "piece": piece, "id": token, "kind": PIECE_KINDS[kind]}
                 for position, (piece, token, kind) in enumerate(zip(pieces, ids, kinds))
             ]
         )

@@ -7,8 +7,8 @@ from app import lectern, presentation, snapshot_cache, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
-from core.files.model_dir import MODEL_FILE, SNAPSHOT_DIR, ModelDir
-from core.inspection.snapshots import (
+from core.files import MODEL_FILE, SNAPSHOT_DIR, ModelDir
+from core.inspection import (
     SnapshotView,
     head_dynamics,
     training_record,

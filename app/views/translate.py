@@ -6,7 +6,7 @@ import streamlit as st
 from app import notices, state, ui
 from app.display import piece_count
 from app.figures.heatmaps import attention_map
-from core.text.sentences import is_sentence, joined
+from core.text import is_sentence, joined
 
 st.title("Translate")
 analysis = state.analysis()

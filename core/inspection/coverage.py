@@ -136,7 +136,7 @@ class Coverage:
         return flag(self.values(layer), self.source_labels, thresholds)
 
 
-def coverage(cross: LabelledAttention) -> Coverage:
+def attention_coverage(cross: LabelledAttention) -> Coverage:
     """The coverage of a translation's cross-attention, by pieces (``Translation.attention
     .cross``) or by words (``Translation.word_attention.cross``)."""
     if cross.weights.ndim != 4 or cross.weights.shape[-1] != len(cross.key_labels):
@@ -150,7 +150,8 @@ def coverage(cross: LabelledAttention) -> Coverage:
 
 
 def word_coverage(result: Translation, weights: np.ndarray | None = None) -> Coverage:
-    """The coverage of ``result``'s source words, as ``coverage(result.word_attention.cross)``
+    """The coverage of ``result``'s source words, as
+    ``attention_coverage(result.word_attention.cross)``
     but with punctuation fused to a word's end its own column ("tired." read as "tired" and "."):
     the final full stop soaks up attention as </s> does, and a word should not look said twice
     for the attention its punctuation received. Rows are the output words. ``weights`` (layers,
@@ -162,7 +163,9 @@ def word_coverage(result: Translation, weights: np.ndarray | None = None) -> Cov
         weights = result.attention.cross.weights
     weights = merge_attention(weights, word_groups(result.output_tokens), words)
     labels = [word_label([source[i] for i in group]) for group in words]
-    return coverage(LabelledAttention(weights, result.word_attention.cross.query_labels, labels))
+    return attention_coverage(
+        LabelledAttention(weights, result.word_attention.cross.query_labels, labels)
+    )
 
 
 def _punctuation_apart(group: list[int], pieces: Sequence[str]) -> list[list[int]]:
@@ -252,7 +255,9 @@ def step_coverage(
     if not 0 <= step < len(steps):
         raise InputError(f"There is no step {step}: the search took {len(steps)} (from 0).")
     hypotheses = steps[step].hypotheses
-    return [coverage(path_attention(result, h.tokens, pieces, bos_id)) for h in hypotheses]
+    return [
+        attention_coverage(path_attention(result, h.tokens, pieces, bos_id)) for h in hypotheses
+    ]
 
 
 @dataclass(frozen=True)

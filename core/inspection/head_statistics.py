@@ -265,7 +265,7 @@ def monotonicity(weights: np.ndarray) -> np.ndarray:
     return np.array([[_spearman(rows, head) for head in layer] for layer in top_key])
 
 
-def head_statistics(
+def statistics_per_head(
     weights: np.ndarray, key_labels: Sequence[str], self_attention: bool
 ) -> dict[str, np.ndarray]:
     """Every statistic of one kind of attention for one sentence, each (layers, heads).
@@ -306,7 +306,8 @@ def mean_over_sentences(
     """The mean of each statistic of :func:`head_statistics` over sentences, each given as
     (weights, key_labels) of one kind: every sentence counts the same, whatever its length."""
     per_sentence = [
-        head_statistics(weights, key_labels, self_attention) for weights, key_labels in sentences
+        statistics_per_head(weights, key_labels, self_attention)
+        for weights, key_labels in sentences
     ]
     if not per_sentence:
         raise ValueError("no sentences to average over")
@@ -380,7 +381,7 @@ def role_attention(pieces: AttentionSet, words: AttentionSet, kind: str) -> Labe
 def sentence_roles(attention: LabelledAttention, self_attention: bool) -> list[HeadRole]:
     """The role of every head on one sentence, from its :func:`role_attention`: the one
     classification the Story, the Heads lab and the survey (on its sample) give."""
-    statistics = head_statistics(attention.weights, attention.key_labels, self_attention)
+    statistics = statistics_per_head(attention.weights, attention.key_labels, self_attention)
     return head_roles(statistics)
 
 

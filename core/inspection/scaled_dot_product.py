@@ -122,7 +122,7 @@ def softmax_weights(scores: Tensor, allowed: Tensor) -> Tensor:
     return scores.masked_fill(~allowed, float("-inf")).softmax(-1)
 
 
-def scaled_dot_product(
+def scaled_dot_product_of(
     model: Transformer, translation: Translation, head: Head, position: int
 ) -> ScaledDotProduct:
     """Query ``position`` of ``head`` (kind, layer and head counted from 0) on a traced

@@ -1,4 +1,10 @@
 """The model: the paper's Transformer (transformer.py, the reference, written to be read), its
 hyper-parameters (config.py: the paper's by default, and what models trained elsewhere need), the
-keys and values a decoder keeps between steps (kv_cache.py), dropout (dropout.py) and a faster
-runner of the same weights for decoding (engine.py)."""
+keys and values a decoder keeps between steps (kv_cache.py), dropout (dropout.py), the sinusoids
+(sinusoids.py) and a packing of the model's modules that decodes faster (engine.py). The app takes
+what it draws from here."""
+
+from core.model.sinusoids import wave
+from core.model.transformer import positional_encoding, subsequent_mask
+
+__all__ = ["positional_encoding", "subsequent_mask", "wave"]

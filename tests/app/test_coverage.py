@@ -14,7 +14,7 @@ from core.inspection.coverage import (
     STUDY_KEY,
     Aggregation,
     Thresholds,
-    coverage,
+    attention_coverage,
     flag,
     step_coverage,
     word_coverage,
@@ -90,7 +90,7 @@ def test_pieces_instead_of_words(app, translator):
     assert_fine(at)
     result = translator.translate(SENTENCE, "de", 4, 0.6, trace=True)
     bars = drawn(at)["Coverage of the source pieces, every layer (mean)"]
-    values = coverage(result.attention.cross).values()
+    values = attention_coverage(result.attention.cross).values()
     np.testing.assert_allclose(plotted(bars["data"][0]["y"]), values, rtol=1e-5)
 
 

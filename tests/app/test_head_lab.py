@@ -11,7 +11,7 @@ from app.figures.heads import head_dashboard
 from core.files.model_dir import ModelDir
 from core.inspection.ablation import Head, head_importance, intervened_translator
 from core.inspection.head_focus import rank_heads
-from core.inspection.head_statistics import head_roles, head_statistics
+from core.inspection.head_statistics import head_roles, statistics_per_head
 from core.inspection.head_survey import SamplePair, load_survey, save_survey, survey
 from support.tiny_corpus import tiny_corpus
 from tests.app.apptest import MAIN, chart_specs, plotted
@@ -50,7 +50,7 @@ def test_the_ranking_by_a_word_puts_the_most_weight_on_it_first(translator):
 
 def test_the_dashboard_draws_the_statistic_with_each_heads_role(translator):
     cross = translator.translate(ANIMAL, "fr", 2, trace=True).attention.cross
-    statistics = head_statistics(cross.weights, cross.key_labels, self_attention=False)
+    statistics = statistics_per_head(cross.weights, cross.key_labels, self_attention=False)
     roles = [role.role for role in head_roles(statistics)]
     fig = head_dashboard(statistics["diagonality"], roles, "title", "diagonality")
     np.testing.assert_array_equal(np.array(fig.data[0].z), statistics["diagonality"])

@@ -17,7 +17,7 @@ from core.decoding.search import first_divergence
 from core.inspection.ablation import all_heads
 from core.inspection.attribution import contrast, lenses
 from core.inspection.head_focus import rank_heads
-from core.inspection.head_statistics import head_statistics
+from core.inspection.head_statistics import statistics_per_head
 from tests.app.apptest import MAIN, chart_specs
 from tests.app.test_app import assert_fine, texts
 from tests.app.test_head_lab import surveyed_model_dir  # noqa: F401 (a fixture)
@@ -183,7 +183,7 @@ def test_the_dashboard_gives_every_cell_its_two_lines():
 def test_the_dashboard_titles_fit_one_line(app, translator):
     at = app("head_lab", text=TIRED, kind="decoder")  # the longest kind's name
     decoder = translator.translate(TIRED, "de", 4, 0.6, trace=True).attention.decoder
-    statistics = head_statistics(decoder.weights, decoder.key_labels, self_attention=True)
+    statistics = statistics_per_head(decoder.weights, decoder.key_labels, self_attention=True)
     picker = at.segmented_control(key="stat")
     offered = [name for name in statistics if picker.format_func(name) in picker.options]
     assert len(offered) == len(picker.options)

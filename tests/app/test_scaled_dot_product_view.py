@@ -19,7 +19,7 @@ from app.figures.text import plot_labels
 from core import Translator
 from core.files.model_dir import ModelDir
 from core.inspection.ablation import Head
-from core.inspection.scaled_dot_product import scaled_dot_product
+from core.inspection.scaled_dot_product import scaled_dot_product_of
 from core.inspection.snapshots import load_snapshot
 from tests.app.apptest import MAIN, chart_specs, plotted
 from tests.conftest import EARLY_STEPS
@@ -38,7 +38,7 @@ def bars(fig, name: str):
 
 
 def test_the_steps_draw_cores_numbers_with_the_keys_labels(translator, translation):
-    step = scaled_dot_product(translator.model, translation, Head("cross", 1, 2), 3)
+    step = scaled_dot_product_of(translator.model, translation, Head("cross", 1, 2), 3)
     fig = scaled_dot_product_steps(step, "title")
     np.testing.assert_array_equal(bars(fig, "q · k").x, step.dot_products)
     np.testing.assert_array_equal(bars(fig, "score").x, step.scores)
@@ -69,7 +69,7 @@ def strings(value) -> list[str]:
 def test_masked_keys_are_grey_and_written_zero_and_labels_are_escaped(translator, translation):
     """Decoder self-attention from position 2: the later keys are masked. Its labels hold <s>
     and the rows' "→", which plotly would read as markup: they are escaped everywhere."""
-    step = scaled_dot_product(translator.model, translation, Head("decoder", 0, 1), 2)
+    step = scaled_dot_product_of(translator.model, translation, Head("decoder", 0, 1), 2)
     fig = scaled_dot_product_steps(step, f"for “{step.key_labels[0]}”")
     weights, scores = bars(fig, "weight"), bars(fig, "score")
     later = np.arange(len(step.key_labels)) > 2
@@ -124,7 +124,7 @@ def test_the_page_draws_both_figures_for_the_query_picked(app, translator, trans
     at.selectbox(key="query").set_value(3).run()
     assert not at.exception, [error.message for error in at.exception]
     drawn = charts_by_key(at)
-    expected = scaled_dot_product(translator.model, translation, Head("encoder", 1, 0), 3)
+    expected = scaled_dot_product_of(translator.model, translation, Head("encoder", 1, 0), 3)
     np.testing.assert_allclose(
         weight_bars(drawn["chart-scaled-dot-product"]), expected.weights, atol=1e-6
     )
@@ -172,8 +172,8 @@ def test_on_a_snapshot_the_snapshot_computes(history_dir, monkeypatch):
     assert not at.exception, [error.message for error in at.exception]
     early = load_snapshot(history_dir, ModelDir(history_dir).snapshots()[0])
     head = Head("cross", 1, 0)  # the page's default layer (the last) and head
-    expected = scaled_dot_product(early.model, early.trace(reference), head, 1)
+    expected = scaled_dot_product_of(early.model, early.trace(reference), head, 1)
     drawn = weight_bars(charts_by_key(at)["chart-scaled-dot-product"])
     np.testing.assert_allclose(drawn, expected.weights, atol=1e-6)
-    other = scaled_dot_product(final.model, reference, head, 1).weights
+    other = scaled_dot_product_of(final.model, reference, head, 1).weights
     assert not np.allclose(drawn, other, atol=1e-3)

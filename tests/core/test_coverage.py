@@ -15,7 +15,7 @@ from core.inspection.coverage import (
     Aggregation,
     Thresholds,
     alignment_heads,
-    coverage,
+    attention_coverage,
     flag,
     lens_coverage,
     measured_flags,
@@ -44,7 +44,7 @@ def test_coverage_is_the_sum_of_the_cross_attention_rows():
     rng = np.random.default_rng(0)
     weights = rng.random((2, 3, 5, len(SOURCE)))
     weights /= weights.sum(axis=-1, keepdims=True)  # rows sum to 1, as softmax's do
-    found = coverage(LabelledAttention(weights, [f"row {r}" for r in range(5)], SOURCE))
+    found = attention_coverage(LabelledAttention(weights, [f"row {r}" for r in range(5)], SOURCE))
     np.testing.assert_allclose(found.per_head, weights.sum(axis=2))  # (layers, heads, source)
     assert found.values().shape == (len(SOURCE),)  # one value per source piece
     np.testing.assert_allclose(found.values(), weights.mean(axis=(0, 1)).sum(axis=0))
@@ -62,7 +62,7 @@ def test_a_dropped_and_a_repeated_piece_are_flagged():
     # "animal" attended by three rows (said three times), "didn / ' / t" never (dropped);
     # the language tag, </s> and punctuation (the ') soak up attention and are never flagged
     columns = [[0, 1], [2], [2], [2], [6], [7], [7, 0]]
-    found = coverage(LabelledAttention(rows_attending(columns), list("abcdefg"), SOURCE))
+    found = attention_coverage(LabelledAttention(rows_attending(columns), list("abcdefg"), SOURCE))
     values = found.values()
     np.testing.assert_allclose(values, [1, 0.5, 3, 0, 0, 0, 1, 1.5])
     flags = found.flags()
@@ -89,7 +89,7 @@ def test_punctuation_is_never_flagged():
 
 def test_word_coverage_gives_punctuation_at_a_words_end_its_own_column(traced):
     result, _ = traced
-    fused = coverage(result.word_attention.cross)
+    fused = attention_coverage(result.word_attention.cross)
     found = word_coverage(result)
     last = fused.source_labels[-2]  # the last word before </s>, with its full stop
     assert last.endswith(".") and len(last) > 1
@@ -115,8 +115,8 @@ def test_in_words_coverage_counts_output_words_not_pieces():
         LabelledAttention(np.full((1, 2, 4, 4), 0.25), output, decoder_input),
         LabelledAttention(cross, output, source),
     )
-    by_pieces = coverage(pieces.cross)
-    by_words = coverage(in_words(pieces, source, decoder_input, output).cross)
+    by_pieces = attention_coverage(pieces.cross)
+    by_words = attention_coverage(in_words(pieces, source, decoder_input, output).cross)
     assert by_pieces.values()[2] == pytest.approx(2.0) and by_pieces.flags().over == [2]
     assert by_words.source_labels == ["<2de>", "warm", "afternoon", "</s>"]
     np.testing.assert_allclose(by_words.values(), [0, 1, 1, 1])
@@ -124,7 +124,7 @@ def test_in_words_coverage_counts_output_words_not_pieces():
 
 
 def test_wrong_input_is_an_input_error():
-    found = coverage(LabelledAttention(rows_attending([[1], [2]]), ["a", "b"], SOURCE))
+    found = attention_coverage(LabelledAttention(rows_attending([[1], [2]]), ["a", "b"], SOURCE))
     with pytest.raises(InputError, match="no layer 3"):
         found.values(2)
     with pytest.raises(InputError, match="no head 4"):
@@ -136,9 +136,9 @@ def test_wrong_input_is_an_input_error():
     with pytest.raises(InputError, match="under < over"):
         Thresholds(under=-0.1)
     with pytest.raises(InputError, match="a label per source column"):
-        coverage(LabelledAttention(rows_attending([[1]]), ["a"], SOURCE[:3]))
+        attention_coverage(LabelledAttention(rows_attending([[1]]), ["a"], SOURCE[:3]))
     with pytest.raises(InputError, match="at least one output row"):
-        coverage(LabelledAttention(np.zeros((1, 1, 0, len(SOURCE))), [], SOURCE))
+        attention_coverage(LabelledAttention(np.zeros((1, 1, 0, len(SOURCE))), [], SOURCE))
 
 
 @pytest.fixture(scope="module", params=[1, 3], ids=["greedy", "beam 3"])
@@ -154,12 +154,12 @@ def traced(request, translator):
 
 def test_a_translation_has_one_coverage_per_source_piece(traced):
     result, _ = traced
-    found = coverage(result.attention.cross)
+    found = attention_coverage(result.attention.cross)
     layers, heads, rows, _ = result.attention.cross.weights.shape
     assert found.per_head.shape == (layers, heads, len(result.source_tokens))
     assert found.source_labels == result.source_tokens
     np.testing.assert_allclose(found.per_head.sum(axis=-1), rows, rtol=1e-5)
-    words = coverage(result.word_attention.cross)
+    words = attention_coverage(result.word_attention.cross)
     assert words.source_labels == result.word_attention.cross.key_labels
 
 
@@ -222,7 +222,7 @@ def test_the_shipped_models_last_word_is_not_flagged_for_its_full_stop(sentence,
 def test_an_aggregation_of_heads_is_their_mean():
     rng = np.random.default_rng(1)
     weights = rng.random((2, 3, 4, len(SOURCE)))
-    found = coverage(LabelledAttention(weights, list("abcd"), SOURCE))
+    found = attention_coverage(LabelledAttention(weights, list("abcd"), SOURCE))
     heads = Aggregation("two heads", heads=((0, 2), (1, 0)))
     expected = (weights[0, 2] + weights[1, 0]) / 2  # (rows, source)
     np.testing.assert_allclose(heads.received(found), expected)

@@ -10,7 +10,7 @@ from core.device import resolve_device
 from core.errors import InputError
 from core.inspection.ablation import KINDS, head_importance
 from core.inspection.attribution import contrast, lenses
-from core.inspection.coverage import coverage, step_coverage
+from core.inspection.coverage import attention_coverage, step_coverage
 from core.translator import Translation, Translator
 
 # Sentences whose beam candidates (beam 3, 6 a hypothesis) lie at least 2e-4 apart in log P on the
@@ -127,7 +127,7 @@ def test_coverage_on_the_gpu_is_the_cpus(translator, on_gpu):
     text, target = SENTENCES[1]
     cpu, gpu = traced(translator, text, target), traced(on_gpu, text, target)
     for kind in ("attention", "word_attention"):  # by pieces, and by words
-        expected, found = (coverage(getattr(result, kind).cross) for result in (cpu, gpu))
+        expected, found = (attention_coverage(getattr(result, kind).cross) for result in (cpu, gpu))
         assert_close(expected.values(), found.values())
         assert found.flags() == expected.flags()
     pieces = translator.tokenizer.pieces

@@ -12,7 +12,6 @@ from core.inspection.head_statistics import (
     diagonality,
     entropy,
     head_roles,
-    head_statistics,
     is_punctuation,
     mean_distance,
     mean_over_sentences,
@@ -21,6 +20,7 @@ from core.inspection.head_statistics import (
     positional_shares,
     sink_kind,
     sink_shares,
+    statistics_per_head,
     what_to_notice,
 )
 
@@ -56,12 +56,12 @@ def test_a_diagonal_head_is_all_same_position_with_zero_entropy_and_distance():
     # the </s> row sits on </s>, and confidence looks past </s>: 0 for that row, 1 for the rest
     assert confidence(weights, SOURCE)[0, 0] == pytest.approx((N - 1) / N)
     # sinks reading themselves are not a sink head
-    assert head_statistics(weights, SOURCE, self_attention=True)["sink_share"][0, 0] == 0.0
-    assert head_roles(head_statistics(weights, SOURCE, True))[0].role == "own word"
+    assert statistics_per_head(weights, SOURCE, self_attention=True)["sink_share"][0, 0] == 0.0
+    assert head_roles(statistics_per_head(weights, SOURCE, True))[0].role == "own word"
 
 
 def test_a_head_on_eos_is_a_sink_with_zero_entropy_and_zero_confidence():
-    statistics = head_statistics(heads(ON_EOS), SOURCE, self_attention=True)
+    statistics = statistics_per_head(heads(ON_EOS), SOURCE, self_attention=True)
     assert statistics["entropy"][0, 0] == 0.0
     assert statistics["sink_share"][0, 0] == statistics["sink_share_eos"][0, 0] == 1.0
     assert statistics["sink_share_tag_bos"][0, 0] == statistics["sink_share_punctuation"][0, 0] == 0
@@ -77,7 +77,7 @@ def test_confidence_of_a_head_on_one_ordinary_key_is_one():
 
 
 def test_a_uniform_head_has_entropy_log_n_and_is_broad():
-    statistics = head_statistics(heads(UNIFORM), SOURCE, self_attention=True)
+    statistics = statistics_per_head(heads(UNIFORM), SOURCE, self_attention=True)
     assert statistics["entropy"][0, 0] == pytest.approx(math.log(N))
     assert statistics["normalised_entropy"][0, 0] == pytest.approx(1.0)
     # half of this short sentence's keys are sinks, so it puts half its weight there; still broad
@@ -99,7 +99,7 @@ def test_a_previous_token_head_is_all_previous():
     assert shares["previous"][0, 0] == 1.0
     assert shares["same"][0, 0] == pytest.approx(1 / N)  # the first row
     assert mean_distance(weights)[0, 0] == pytest.approx((N - 1) / N)
-    statistics = head_statistics(weights, SOURCE, self_attention=True)
+    statistics = statistics_per_head(weights, SOURCE, self_attention=True)
     [role] = head_roles(statistics)
     assert (role.role, role.group, role.label) == (
         "previous word",
@@ -140,7 +140,7 @@ def test_a_next_token_head_is_all_next_and_reaches_one_position():
 def test_sink_shares_split_by_kind():
     row = np.zeros(N)
     row[[EOS_POSITION, 0, 4]] = 0.5, 0.25, 0.25  # </s>, <2de>, "."
-    statistics = head_statistics(heads(np.tile(row, (N, 1))), SOURCE, self_attention=False)
+    statistics = statistics_per_head(heads(np.tile(row, (N, 1))), SOURCE, self_attention=False)
     assert statistics["sink_share_eos"][0, 0] == pytest.approx(0.5)
     assert statistics["sink_share_tag_bos"][0, 0] == pytest.approx(0.25)
     assert statistics["sink_share_punctuation"][0, 0] == pytest.approx(0.25)
@@ -176,7 +176,7 @@ def test_a_sink_head_that_looks_positional_is_called_sink():
     parked = 0.45 * np.eye(N) + 0.02 / N
     parked[:, 0] += 0.25
     parked[:, EOS_POSITION] += 0.28
-    statistics = head_statistics(heads(parked), SOURCE, self_attention=True)
+    statistics = statistics_per_head(heads(parked), SOURCE, self_attention=True)
     assert statistics["same_share"][0, 0] >= POSITIONAL_THRESHOLD
     assert head_roles(statistics)[0].role == "sink"
 
@@ -195,7 +195,7 @@ def test_a_diagonal_cross_head_is_the_most_diagonal_and_a_reversed_one_the_least
 def test_a_shifted_alignment_between_sentences_of_different_lengths_is_alignment_like():
     # 5 target rows over 6 source keys: target word i reads source word i + 1, after the tag
     aligned = one_hot_rows([1, 2, 3, 4, 5], keys=N)
-    statistics = head_statistics(heads(aligned), SOURCE, self_attention=False)
+    statistics = statistics_per_head(heads(aligned), SOURCE, self_attention=False)
     assert statistics["diagonality"][0, 0] >= ALIGNMENT_THRESHOLD
     assert statistics["monotonicity"][0, 0] == pytest.approx(1.0)
     assert head_roles(statistics)[0].role == "alignment-like"
@@ -203,7 +203,7 @@ def test_a_shifted_alignment_between_sentences_of_different_lengths_is_alignment
 
 def test_self_attention_statistics_need_square_attention():
     with pytest.raises(ValueError, match="as many queries as keys"):
-        head_statistics(np.ones((1, 1, 2, N)) / N, SOURCE, self_attention=True)
+        statistics_per_head(np.ones((1, 1, 2, N)) / N, SOURCE, self_attention=True)
 
 
 def test_the_mean_over_sentences_is_the_mean_of_each_sentence():
@@ -214,7 +214,7 @@ def test_the_mean_over_sentences_is_the_mean_of_each_sentence():
         labels = ["<2de>", *(f"▁w{i}" for i in range(length - 3)), ".", "</s>"]
         sentences.append((weights, labels))
     mean = mean_over_sentences(iter(sentences), self_attention=True)
-    each = [head_statistics(w, labels, self_attention=True) for w, labels in sentences]
+    each = [statistics_per_head(w, labels, self_attention=True) for w, labels in sentences]
     assert set(mean) == set(each[0])
     for name, value in mean.items():
         assert value.shape == (2, 3)
@@ -224,7 +224,7 @@ def test_the_mean_over_sentences_is_the_mean_of_each_sentence():
 
 
 def test_roles_come_layer_by_layer_with_a_caption_naming_the_heads():
-    statistics = head_statistics(heads(ON_EOS, DIAGONAL, UNIFORM), SOURCE, self_attention=True)
+    statistics = statistics_per_head(heads(ON_EOS, DIAGONAL, UNIFORM), SOURCE, self_attention=True)
     roles = head_roles(statistics)
     assert [(r.layer, r.head, r.role) for r in roles] == [
         (0, 0, "sink"),

@@ -20,7 +20,7 @@ from core import CheckpointError
 from core.files.checkpoint import TEMPORARY_SUFFIX, save_model
 from core.files.model_dir import HEADS_FILE, MODEL_FILE, ModelDir
 from core.inspection.ablation import KINDS, all_heads, head_importance, intervened_translator
-from core.inspection.head_statistics import head_statistics, role_attention
+from core.inspection.head_statistics import role_attention, statistics_per_head
 from core.inspection.head_survey import (
     load_survey,
     pruning_counts,
@@ -68,7 +68,9 @@ def test_stored_means_are_the_means_of_each_sentences_own_statistics_and_importa
         result = translator.translate(pair.source, pair.target, BEAM, ALPHA, trace=True)
         for kind in KINDS:
             attention = role_attention(result.attention, result.word_attention, kind)
-            statistics = head_statistics(attention.weights, attention.key_labels, kind != "cross")
+            statistics = statistics_per_head(
+                attention.weights, attention.key_labels, kind != "cross"
+            )
             per_sentence[kind].append(statistics)
             importance[kind].append(head_importance(translator, result, kind))
     for kind in KINDS:

@@ -206,6 +206,18 @@ def test_no_core_test_imports_streamlit_or_the_app(package, forbidden):
     assert violations(TEST_IMPORTS, package, forbidden) == []
 
 
+# The app's doors into core: core's face and its packages' faces, each re-exporting what the app
+# may use; the modules behind them can move without the app knowing.
+APP_DOORS = {"core", "core.inspection", "core.text", "core.files", "core.model"}
+
+
+def test_the_app_enters_core_through_its_doors_only():
+    entered = {item.target for item in IMPORTS if within(item.source, "app")}
+    entered = {target for target in entered if within(target, "core")}
+    assert "core" in entered and len(APP_DOORS) <= 5
+    assert entered <= APP_DOORS, sorted(entered - APP_DOORS)
+
+
 def test_input_error_comes_from_core_errors():
     """Inside core, InputError is taken from the module that defines it, not from one above."""
     wrong = [

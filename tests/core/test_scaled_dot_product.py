@@ -14,7 +14,7 @@ import torch
 
 from core.errors import InputError
 from core.inspection.ablation import Head
-from core.inspection.scaled_dot_product import scaled_dot_product
+from core.inspection.scaled_dot_product import scaled_dot_product_of
 from core.model.transformer import Transformer, padding_mask, subsequent_mask
 from core.translator import DEFAULT_MODEL, Translator
 from tests.conftest import TINY
@@ -91,7 +91,7 @@ def test_the_weights_are_the_traced_row_and_the_labels_the_maps(exact, translati
     traced = getattr(translation.attention, kind)
     layers, heads, queries, _ = traced.weights.shape
     for layer, head, position in ((0, 0, 0), (layers - 1, heads - 1, middle(queries))):
-        step = scaled_dot_product(exact.model, translation, Head(kind, layer, head), position)
+        step = scaled_dot_product_of(exact.model, translation, Head(kind, layer, head), position)
         np.testing.assert_allclose(step.weights, traced.weights[layer, head, position], atol=1e-6)
         np.testing.assert_allclose(step.scores, traced.scores[layer, head, position], atol=1e-5)
         assert step.query_label == traced.query_labels[position]
@@ -107,7 +107,7 @@ def test_q_k_v_and_the_scores_are_the_models_weights_by_hand(exact, translation,
     position = middle(x.size(0))
     q = projected(module.w_q, head, d_k, x[position : position + 1])[0]  # (d_k,)
     keys, values = (projected(w, head, d_k, context) for w in (module.w_k, module.w_v))
-    step = scaled_dot_product(model, translation, Head(kind, layer, head), position)
+    step = scaled_dot_product_of(model, translation, Head(kind, layer, head), position)
     np.testing.assert_allclose(step.query, q, atol=1e-5)
     np.testing.assert_allclose(step.keys, keys, atol=1e-5)
     np.testing.assert_allclose(step.values, values, atol=1e-5)
@@ -126,7 +126,7 @@ def test_the_output_is_the_weighted_sum_of_values_and_the_heads_make_the_layers(
     x, context, mask = inputs_by_hand(model, translation, kind, layer)
     module, position = module_of(model, kind, layer), middle(x.size(0))
     steps = [
-        scaled_dot_product(model, translation, Head(kind, layer, head), position)
+        scaled_dot_product_of(model, translation, Head(kind, layer, head), position)
         for head in range(model.config.n_heads)
     ]
     for step in steps:
@@ -140,7 +140,7 @@ def test_the_output_is_the_weighted_sum_of_values_and_the_heads_make_the_layers(
 
 def test_the_decoder_gives_later_positions_exactly_zero(exact, translation):
     position = middle(len(translation.decoder_input_ids))
-    step = scaled_dot_product(exact.model, translation, Head("decoder", 1, 0), position)
+    step = scaled_dot_product_of(exact.model, translation, Head("decoder", 1, 0), position)
     keys = np.arange(len(step.key_labels))
     np.testing.assert_array_equal(step.allowed, keys <= position)
     assert (step.weights[keys > position] == 0.0).all() and (step.weights[: position + 1] > 0).all()
@@ -157,7 +157,7 @@ def test_padding_keys_get_exactly_zero(exact, translation, kind):
         source_tokens=[*translation.source_tokens, *["<pad>"] * extra],
     )
     traced = exact.trace(padded)
-    step = scaled_dot_product(exact.model, traced, Head(kind, 1, 1), 1)
+    step = scaled_dot_product_of(exact.model, traced, Head(kind, 1, 1), 1)
     real = len(translation.source_ids)
     assert step.key_labels[real:] == ["<pad>"] * extra
     np.testing.assert_array_equal(step.allowed, np.arange(real + extra) < real)
@@ -181,13 +181,13 @@ def test_what_the_model_or_the_map_lacks_is_an_input_error(
     exact, translation, head, position, message
 ):
     with pytest.raises(InputError, match=message):
-        scaled_dot_product(exact.model, translation, head, position)
+        scaled_dot_product_of(exact.model, translation, head, position)
 
 
 def test_an_untraced_translation_is_an_input_error(exact):
     untraced = exact.translate("A dog.", "de", beam_size=1)
     with pytest.raises(InputError, match="trace=True"):
-        scaled_dot_product(exact.model, untraced, Head("cross", 0, 0), 0)
+        scaled_dot_product_of(exact.model, untraced, Head("cross", 0, 0), 0)
 
 
 @pytest.mark.slow
@@ -199,7 +199,7 @@ def test_on_the_shipped_model_the_weights_are_the_traced_row_and_the_engines_wit
     engine = Translator(readable.model, readable.tokenizer, fast=True).trace(result)
     it = result.source_tokens.index("▁it")
     for kind, position in (("encoder", it), ("decoder", 3), ("cross", 3)):
-        step = scaled_dot_product(readable.model, result, Head(kind, 5, 3), position)
+        step = scaled_dot_product_of(readable.model, result, Head(kind, 5, 3), position)
         assert step.d_k == 24
         row = getattr(result.attention, kind).weights[5, 3, position]
         np.testing.assert_allclose(step.weights, row, atol=1e-6)

@@ -114,7 +114,7 @@ def test_the_translation_names_the_kind_of_each_piece(translator):
 
 
 def test_piece_kinds_follow_the_tokenizer_and_the_word_start_mark():
-    assert piece_kind("▁dog", is_special=False, is_byte=False) == "word start"
+    assert piece_kind("▁dog", is_special=False, is_byte=False) == "word_start"
     assert piece_kind("s", is_special=False, is_byte=False) == "continuation"
     assert piece_kind("<2de>", is_special=True, is_byte=False) == "special"
     assert piece_kind("<0xF0>", is_special=False, is_byte=True) == "byte"
