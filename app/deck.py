@@ -280,6 +280,10 @@ PAGES: dict[str, dict[str, Setting]] = {
         "head": HeadNumber(average=True),
         "words": Flag(),
         "snapshot": Snapshot(),
+        # the row followed through scaled dot-product attention (One query, step by step): a
+        # piece's row of the map, counted from 0 as its hover counts them; the sentence decides
+        # which rows there are, so a row past its last is left unpicked on the page
+        "query": Whole(low=0),
     },
     "masking": {
         "other": Text(),

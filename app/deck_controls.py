@@ -105,6 +105,9 @@ def show(lecture: deck.Deck, name: str, number: int) -> None:
     step = lecture.steps[number - 1]
     for key in deck.PAGES[step.page]:
         st.session_state.pop(key, None)
+        # and the labels a picked row was kept on (app/word_choice.follow): a step's query row
+        # is a row of its own sentence, not the same word moved from the view before
+        st.session_state.pop(f"{key}_labels", None)
     st.session_state.update(step.settings)
     st.session_state[SLIDE] = number
     st.switch_page(f"views/{step.page}.py", query_params={DECK: name, SLIDE: str(number)})

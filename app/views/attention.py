@@ -79,6 +79,9 @@ def caption(
     return ui.sentence_caption(kind=kind, layer=layer, head=head, training_step=step, word=word)
 
 
+# presentation mode with a query named (a deck's step, a link): the query's steps are the view,
+# drawn here, above the map, so that the projector shows them without scrolling
+lead = st.container()
 single, grid = st.tabs(
     ["One head", "All layers and heads"], key="view", bind="query-params", on_change="rerun"
 )
@@ -123,58 +126,63 @@ ui.attention_download(
     f"{kind}-{'words' if words else 'pieces'}",
 )
 
-st.header("One query, step by step")
-st.caption(
-    "Follow one row of the map through scaled dot-product attention in the chosen head: its query "
-    "q against every key k, the dot products, the scaling by √d_k, the softmax, and the weighted "
-    "sum of the values; then where it looks in every head of the layer. Piece by piece: a word's "
-    "pieces each have their own query."
-)
 pieces = getattr(r.attention, kind)
 rows = range(len(pieces.query_labels))
 if "query" not in st.session_state:  # a link: the URL holds the row's number
     st.session_state.query = {str(row): row for row in rows}.get(st.query_params.get("query"))
 lost = follow("query", pieces.query_labels, None)
-position = st.selectbox(
-    "Query (a row of the map)",
-    rows,
-    index=None,
-    # numbered as the map's hover numbers its rows: a piece that occurs twice keeps two rows
-    format_func={row: f"{row}: {piece_text(q)}" for row, q in zip(rows, pieces.query_labels)}.get,
-    key="query",
-    placeholder="Pick a piece to follow",
-)
-# the row's number, not its text, in the URL: a bound selectbox cannot take a piece with a comma
-if position is None:
-    st.query_params.pop("query", None)
-else:
-    st.query_params["query"] = str(position)
-if lost is not None:
-    st.text(f"No “{piece_text(lost)}” in {ATTENTION_KINDS[kind].lower()}: pick a query again.")
-if position is not None:
-    layer, head = chosen("layer", LAYERS), chosen("head", HEADS)
-    label = pieces.query_labels[position]
-    if head == "avg":
-        st.info("The average of the heads has no query of its own: pick a head to follow it.")
-    else:
-        step = attention_cache.cached_scaled_dot_product(
-            state.current(),
-            None if earlier is None else earlier.step,
-            Head(kind, layer - 1, head - 1),
-            position,
-        )
-        ui.chart(
-            scaled_dot_product_steps(step, f"Scaled dot-product attention for “{label}”"),
-            "scaled-dot-product",
-            caption=caption(layer, head, label),
-        )
-    ui.chart(
-        layer_lines(pieces, layer - 1, position, f"“{label}” in every head of layer {layer}"),
-        "layer-lines",
-        caption=caption(layer, word=label),
-    )
+leading = state.settings().present and st.session_state.get("query") in rows
+with lead if leading else st.container():
+    st.header("One query, step by step")
     st.caption(
-        "BertViz's head view with every head of the layer: a line from the query to each key per "
-        "head, in the head's colour, as opaque as its weight. Click a head in the legend to hide "
-        "it."
+        "Follow one row of the map through scaled dot-product attention in the chosen head: its "
+        "query q against every key k, the dot products, the scaling by √d_k, the softmax, and the "
+        "weighted sum of the values; then where it looks in every head of the layer. Piece by "
+        "piece: a word's pieces each have their own query."
     )
+    position = st.selectbox(
+        "Query (a row of the map)",
+        rows,
+        index=None,
+        # numbered as the map's hover numbers its rows: a piece that occurs twice keeps two rows
+        format_func={
+            row: f"{row}: {piece_text(q)}" for row, q in zip(rows, pieces.query_labels)
+        }.get,
+        key="query",
+        placeholder="Pick a piece to follow",
+    )
+    # the row's number, not its text, in the URL: a bound selectbox cannot take a piece with a
+    # comma
+    if position is None:
+        st.query_params.pop("query", None)
+    else:
+        st.query_params["query"] = str(position)
+    if lost is not None:
+        st.text(f"No “{piece_text(lost)}” in {ATTENTION_KINDS[kind].lower()}: pick a query again.")
+    if position is not None:
+        layer, head = chosen("layer", LAYERS), chosen("head", HEADS)
+        label = pieces.query_labels[position]
+        if head == "avg":
+            st.info("The average of the heads has no query of its own: pick a head to follow it.")
+        else:
+            step = attention_cache.cached_scaled_dot_product(
+                state.current(),
+                None if earlier is None else earlier.step,
+                Head(kind, layer - 1, head - 1),
+                position,
+            )
+            ui.chart(
+                scaled_dot_product_steps(step, f"Scaled dot-product attention for “{label}”"),
+                "scaled-dot-product",
+                caption=caption(layer, head, label),
+            )
+        ui.chart(
+            layer_lines(pieces, layer - 1, position, f"“{label}” in every head of layer {layer}"),
+            "layer-lines",
+            caption=caption(layer, word=label),
+        )
+        st.caption(
+            "BertViz's head view with every head of the layer: a line from the query to each key "
+            "per head, in the head's colour, as opaque as its weight. Click a head in the legend "
+            "to hide it."
+        )

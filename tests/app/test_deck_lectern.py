@@ -24,6 +24,7 @@ TITLES = {
 # The widgets that hold a deck's settings, by AppTest's name for them
 WIDGETS = (
     "segmented_control",
+    "selectbox",
     "toggle",
     "slider",
     "select_slider",
@@ -56,7 +57,8 @@ def assert_step(at: AppTest, step: deck.Step, number: int, name: str) -> None:
     for key, value in step.settings.items():
         if key == "view":
             grid = value == "All layers and heads"
-            assert chart_keys(at)[0] == ("chart-attention-grid" if grid else "chart-attention-head")
+            tab = [key for key in chart_keys(at) if key.startswith("chart-attention-")]
+            assert tab[0] == ("chart-attention-grid" if grid else "chart-attention-head")
         else:
             assert shown(at, key) == value, (number, key)
     assert at.selectbox(key=deck_controls.SLIDE).value == number
@@ -122,6 +124,7 @@ layer = 1
 head = 3
 words = true
 snapshot = {early}
+query = 2
 
 [[step]]
 title = "The grid, at the page's layer and head"
@@ -197,8 +200,12 @@ def test_every_setting_a_deck_names_is_drawn_by_its_page(tiny_deck):
     for number, step in enumerate(steps[1:], start=2):
         press(at, deck_controls.FORWARD)
         assert_step(at, step, number, name)
+        if number == 4:  # presentation mode: the query the step names is the view, on top
+            assert chart_keys(at)[:2] == ["chart-scaled-dot-product", "chart-layer-lines"]
         if number == 5:  # the step names no layer or head: the page's defaults, not step 4's
             assert not at.session_state["words"]
+            assert at.selectbox(key="query").value is None  # nor its query
+            assert "chart-scaled-dot-product" not in chart_keys(at)
             zoomed = at.get("plotly_chart")[1].proto.spec
             assert "Encoder self-attention, layer 2, head 1" in zoomed
 
@@ -288,18 +295,19 @@ def saved(monkeypatch) -> list[str]:
 @pytest.mark.slow
 def test_the_view_on_screen_saves_as_a_new_decks_step(history_dir, monkeypatch, saved):
     monkeypatch.setenv("ATTENTION_LAB_MODEL", str(history_dir))
-    at = open_app(history_dir, "attention", kind="cross", words="true")
+    at = open_app(history_dir, "attention", kind="cross", words="true", query="2")
     at.segmented_control(key="layer").set_value(1).run()
     assert not at.exception
     lecture = deck.parse(saved[-1], TINY)
     assert saved[-1].startswith(deck_controls.NEW_DECK)
     (step,) = lecture.steps
     assert step.page == "attention" and step.title == "Attention"
-    assert {key: step.settings[key] for key in ("kind", "layer", "head", "words")} == {
+    assert {key: step.settings[key] for key in ("kind", "layer", "head", "words", "query")} == {
         "kind": "cross",
         "layer": 1,
         "head": 1,
         "words": True,
+        "query": 2,  # the row followed step by step
     }
 
 
