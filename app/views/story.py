@@ -41,17 +41,28 @@ def reveal(words: LabelledAttention, sentence: str) -> None:
     options = [i for i in range(len(words.key_labels)) if i != query]
     answers = st.session_state.setdefault("story_answers", {})  # kept while the story steps on
     given = answers.get((sentence, word))
-    guess = st.radio(
-        f"Predict first: which word will “{word}” attend to most, in its strongest head?",
-        options,
-        format_func=partial(position_name, words.key_labels),
-        index=options.index(given) if given in options else None,
-        key=f"guess-{word}",
-        horizontal=True,
-    )
+    key = f"guess-{word}"
+    # a projector, once the audience has answered: the question and the answer on the left, the
+    # head's map on the right, as tall as the screen allows: all of it in view
+    revealed = given in options or st.session_state.get(key) in options
+    beside = st.columns([2, 3]) if state.settings().present and revealed else None
+    with beside[0] if beside else st.container():
+        guess = st.radio(
+            f"Predict first: which word will “{word}” attend to most, in its strongest head?",
+            options,
+            format_func=partial(position_name, words.key_labels),
+            index=options.index(given) if given in options else None,
+            key=key,
+            horizontal=True,
+        )
     if guess is None:
         return
     answers[(sentence, word)] = guess
+    if beside:
+        beside[0].info(reveal_text(words, query, guess))
+        with beside[1]:
+            self_attention_map(words, query, sentence)
+        return
     st.info(reveal_text(words, query, guess))
     linked = coreference(words, query, sentence)
     if linked is not None:
@@ -65,6 +76,12 @@ def reveal(words: LabelledAttention, sentence: str) -> None:
         f"{jobs(words, query)}"
     )
     ui.chart(vote_bars(head_votes(words, query), word), "story-votes")
+    self_attention_map(words, query, sentence)
+
+
+def self_attention_map(words: LabelledAttention, query: int, sentence: str) -> None:
+    """The map of the head the reveal shows for the question's word."""
+    word = words.query_labels[query]
     shown = shown_head(words, query, sentence)
     title = (
         f"{ATTENTION_KINDS['encoder']}, layer {shown.layer + 1}, head {shown.head + 1}: "
