@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from app import heads_cache, state, ui
+from app import heads_cache, presentation, state, ui
 from app.analysis import importance_estimate
 from app.display import ATTENTION_KINDS
 from app.figures.heads import (
@@ -88,6 +88,9 @@ analysis = state.analysis()
 result = analysis.result
 settings = state.settings()
 kind = ui.pick("Attention", list(ATTENTION_KINDS), "kind", format_func=ATTENTION_KINDS.get)
+# presentation mode with heads switched off (a deck's step): what they change is the view, drawn
+# here, above the rest, so that the projector shows it without scrolling
+lead = st.container()
 
 st.header("Find the head: focus on one word")
 words = getattr(result.word_attention, kind)
@@ -253,44 +256,51 @@ else:
         "computes the statistics over a validation sample and the pruning curve."
     )
 
-st.header("Switch heads off, or change their attention")
-options = [head.name for head in all_heads(state.translator())]
-how = ui.pick("Intervention", list(INTERVENTIONS), "how", format_func=INTERVENTIONS.get)
-chosen = st.multiselect(
-    "Heads to change",
-    options,
-    key="off",
-    bind="query-params",
-    placeholder="e.g. enc L5 H5",
-    help="Off: the head's output is set to 0 before W^O (Michel et al. 2019). Uniform: its "
-    "weights become 1/n over the keys it may see (Wiegreffe & Pinter 2019). Shuffled: each row's "
-    "weights are permuted among those keys (Jain & Wallace 2019).",
-)
-if chosen:
-    outcome = heads_cache.cached_intervention(state.current(), tuple(sorted(chosen)), how)
-    left, right = st.columns(2)
-    left.caption("All heads as trained")
-    left.code(result.text, language=None, wrap_lines=True)
-    right.caption(f"{len(chosen)} head(s) {INTERVENTIONS[how]}")
-    right.code(outcome.changed.text, language=None, wrap_lines=True)
-    changes = word_changes(result.text.split(), outcome.changed.text.split())
-    if changes:
-        ui.table([{"before": before, "after": after} for before, after in changes])
-    else:
-        st.success("The translation did not change.")
-    ui.chart(
-        token_score_changes(
-            result.output_tokens,
-            outcome.normal_scores,
-            outcome.changed_scores,
-            "What each piece of the normal translation loses (log P, teacher-forced)",
-        ),
-        "intervention-tokens",
-        caption=ui.sentence_caption(heads_changed=tuple(sorted(chosen)), change=INTERVENTIONS[how]),
+switched = settings.present and bool(st.session_state.get("off"))
+with lead if switched else st.container():
+    st.header("Switch heads off, or change their attention")
+    options = [head.name for head in all_heads(state.translator())]
+    how = ui.pick("Intervention", list(INTERVENTIONS), "how", format_func=INTERVENTIONS.get)
+    chosen = st.multiselect(
+        "Heads to change",
+        options,
+        key="off",
+        bind="query-params",
+        placeholder="e.g. enc L5 H5",
+        help="Off: the head's output is set to 0 before W^O (Michel et al. 2019). Uniform: its "
+        "weights become 1/n over the keys it may see (Wiegreffe & Pinter 2019). Shuffled: each "
+        "row's weights are permuted among those keys (Jain & Wallace 2019).",
     )
-    st.metric(
-        "log P(the normal translation)",
-        f"{sum(outcome.changed_scores):.2f}",
-        delta=f"{sum(outcome.changed_scores) - sum(outcome.normal_scores):+.2f} after the change",
-        help="How likely the changed model finds the translation of the full model.",
-    )
+    if chosen:
+        outcome = heads_cache.cached_intervention(state.current(), tuple(sorted(chosen)), how)
+        left, right = st.columns(2)
+        left.caption("All heads as trained")
+        left.code(result.text, language=None, wrap_lines=True)
+        right.caption(f"{len(chosen)} head(s) {INTERVENTIONS[how]}")
+        right.code(outcome.changed.text, language=None, wrap_lines=True)
+        changes = word_changes(result.text.split(), outcome.changed.text.split())
+        if switched:  # the two translations say what changed; the chart right under them
+            st.html(presentation.controls_above("intervention-tokens", 2))
+        elif changes:
+            ui.table([{"before": before, "after": after} for before, after in changes])
+        else:
+            st.success("The translation did not change.")
+        ui.chart(
+            token_score_changes(
+                result.output_tokens,
+                outcome.normal_scores,
+                outcome.changed_scores,
+                "What each piece of the normal translation loses (log P, teacher-forced)",
+            ),
+            "intervention-tokens",
+            caption=ui.sentence_caption(
+                heads_changed=tuple(sorted(chosen)), change=INTERVENTIONS[how]
+            ),
+        )
+        st.metric(
+            "log P(the normal translation)",
+            f"{sum(outcome.changed_scores):.2f}",
+            delta=f"{sum(outcome.changed_scores) - sum(outcome.normal_scores):+.2f} after the "
+            "change",
+            help="How likely the changed model finds the translation of the full model.",
+        )
