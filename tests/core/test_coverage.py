@@ -274,3 +274,40 @@ def test_the_measured_flags_are_read_from_the_card():
     assert measured.thresholds == Thresholds(0.3, 2.1)
     assert (measured.precision, measured.recall, measured.words) == (0.4, 0.25, 60)
     assert measured.a_priori == {"layer 3": (0.2, 0.5)}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="no shipped model")
+def test_the_measured_best_flags_on_the_issues_sentences():
+    """The card's measured best (train/coverage_study.py) on issue #48's sentences into German:
+    neither "1992" nor "tired" is flagged; the flags still miss "Area" and "quietly" (dropped)
+    and "closed" (said twice), and flag "wooden" and "was", translated once: what its
+    cross-validated precision (7%) and recall (30%) say."""
+    from core.files.model_dir import ModelDir
+
+    measured = measured_flags(ModelDir(DEFAULT_MODEL).read_card())
+    assert measured.aggregation.name == "alignment-like heads"
+    assert measured.thresholds == Thresholds(0.45, 2.7)
+    translator = Translator.load(DEFAULT_MODEL)
+    expected = {
+        "The agreement on the European Economic Area was signed in August 1992.": (
+            [],
+            {"Area": 0.76, "1992": 1.40},
+        ),
+        "He quickly and quietly closed the heavy old wooden door.": (
+            ["wooden"],
+            {"quietly": 1.20, "closed": 1.11, "wooden": 0.44},
+        ),
+        "The animal didn't cross the street because it was too tired.": (
+            ["was"],
+            {"tired": 0.85, "was": 0.27},
+        ),
+    }
+    for sentence, (flagged, pinned) in expected.items():
+        found = word_coverage(translator.translate(sentence, "de", 4, 0.6, trace=True))
+        values = measured.aggregation.values(found)
+        flags = flag(values, found.source_labels, measured.thresholds)
+        labels = found.source_labels
+        assert [labels[i] for i in [*flags.under, *flags.over]] == flagged
+        for word, value in pinned.items():
+            assert values[labels.index(word)] == pytest.approx(value, abs=0.006)
