@@ -15,6 +15,7 @@ from train.data import (
 from train.sources import dictionary_weights
 from train.study_sections import (
     blend_lines,
+    coverage_study_section,
     dictionary_study_section,
     leakage_section,
     term_test_section,
@@ -42,6 +43,7 @@ def card_markdown(card: dict) -> str:
         term_test_section(card.get("term_test")),
         leakage_section(card.get("leakage")),
         dictionary_study_section(card.get("dictionary_study")),
+        coverage_study_section(card.get("coverage_study")),
         curve_section(card["training"].get("validation_curve", [])),
         snapshot_section(card.get("snapshots", [])),
         width_study_section(card.get("width_study", [])),
