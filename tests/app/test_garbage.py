@@ -1,5 +1,5 @@
 """The server gives freed memory back to the system after a script run, and keeps what is loaded
-out of later collections (app/memory.py)."""
+out of later collections (app/garbage.py)."""
 
 import gc
 import math
@@ -8,8 +8,8 @@ import weakref
 
 import numpy as np
 
-from app import memory
-from app.memory import release_freed_memory
+from app import garbage
+from app.garbage import release_freed_memory
 
 
 class Page:  # a page's namespace and its functions point at each other
@@ -25,7 +25,7 @@ def garbage_cycle() -> weakref.ref:
 
 
 def test_a_garbage_cycle_holding_an_array_is_gone_after_the_release(monkeypatch):
-    monkeypatch.setattr(memory, "_last_full_collection", -math.inf)  # a collection is due
+    monkeypatch.setattr(garbage, "_last_full_collection", -math.inf)  # a collection is due
     gc.disable()  # or an automatic collection could pass the test without the release
     try:
         alive = garbage_cycle()
@@ -37,16 +37,16 @@ def test_a_garbage_cycle_holding_an_array_is_gone_after_the_release(monkeypatch)
 
 def test_a_full_collection_at_most_once_a_second_whichever_session_asks(monkeypatch):
     clock = [1000.0]
-    monkeypatch.setattr(memory.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(memory, "_last_full_collection", -math.inf)
+    monkeypatch.setattr(garbage.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(garbage, "_last_full_collection", -math.inf)
     gc.disable()
     try:
         release_freed_memory()  # collects: the last collection is now
         alive = garbage_cycle()
-        clock[0] += 0.9 * memory.FULL_COLLECTION_INTERVAL_S
+        clock[0] += 0.9 * garbage.FULL_COLLECTION_INTERVAL_S
         assert not release_freed_memory()
         assert alive() is not None  # waits for the next full collection
-        clock[0] += 0.2 * memory.FULL_COLLECTION_INTERVAL_S
+        clock[0] += 0.2 * garbage.FULL_COLLECTION_INTERVAL_S
         release_freed_memory()
         assert alive() is None
     finally:
