@@ -1,12 +1,13 @@
 """The Explain page's computations, each cached per request (core.Request) and the piece it is
 about: the attribution lenses, the contrast with a foil, the likeliest other pieces and a head's
-effect on one piece."""
+effect on one piece; and the occlusion lens for every piece, the Coverage page's measured best."""
 
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
+from app.shared_cache import shared
 from app.state import cached_analysis, load_translator
 from core import (
     Request,
@@ -18,7 +19,10 @@ from core.inspection import (
     attribution,
     distribution_shift,
     intervened_translator,
+    occlusion_rows,
 )
+
+OCCLUSION_BYTES = 2**23  # a (rows, source pieces) array each: 4 bytes x 500 x 400 for a long text
 
 
 @st.cache_data(
@@ -71,3 +75,13 @@ def cached_word_shift(
         translator.predictions(normal)[position], changed.predictions(normal)[position], vocabulary
     )
     return shift, changed.translate(**request.arguments)
+
+
+@shared(OCCLUSION_BYTES, spinner="Occlusion for every output piece: the sentence again with each "
+        "source piece hidden in turn…")  # fmt: skip
+def cached_occlusion(request: Request) -> np.ndarray:
+    """The occlusion lens of :func:`cached_lenses` for every output piece, (rows, source pieces)
+    (core.inspection.occlusion_rows, the function the coverage study read): what the Coverage
+    page reads as coverage. Kept for every session (``cached_occlusion.stored``)."""
+    result = cached_analysis(request).result
+    return occlusion_rows(load_translator(request.model).model, result)

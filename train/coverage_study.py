@@ -15,9 +15,12 @@ dropped below ``under`` and said twice above ``over``, and scored:
 
 Two sets of thresholds: the app's a-priori 0.5 / 1.5 (chosen before this study, so not tuned),
 and thresholds tuned for F1 by cross-validation over the sentences (each fold's words flagged with
-thresholds chosen on the other folds; a sentence's German and French in one fold). The best
-aggregation by cross-validated F1 goes to the card (``coverage_study``) with its thresholds tuned
-on the whole set, for the Coverage page to use and state its cross-validated precision and recall.
+thresholds chosen on the other folds; a sentence's German and French in one fold). Every
+aggregation's scores go to the card (``coverage_study``), and as ``best`` the one of the
+cross-attention with the best cross-validated F1, its thresholds tuned on the whole set; the
+Coverage page shows that, and the best of all when it is a lens (read from the aggregations by
+core.inspection.coverage.measured_flags: on the shipped model occlusion), each with its
+cross-validated precision and recall.
 """
 
 from __future__ import annotations
@@ -37,12 +40,15 @@ from core.decoding.search import PAPER_DECODING
 from core.files.model_dir import ModelDir
 from core.inspection.coverage import (
     EVERY_HEAD,
+    LENS_PREFIX,
     STUDY_KEY,
     Aggregation,
     Coverage,
     Thresholds,
     alignment_heads,
+    best_entry,
     lens_coverage,
+    occlusion_rows,
     word_coverage,
 )
 from core.inspection.head_statistics import is_punctuation
@@ -170,24 +176,25 @@ def cross_validated(values: np.ndarray, labels: list[str], folds: np.ndarray) ->
 
 def lens_rows(model: torch.nn.Module, result: Translation, ig_steps: int) -> dict[str, np.ndarray]:
     """Each Explain lens (core/inspection/attribution.py) for every output piece, (rows, source
-    pieces) per lens: gradient x input, integrated gradients (``ig_steps`` steps), occlusion,
-    norm-based (mean over layers and heads) and rollout."""
+    pieces) per lens: gradient x input, integrated gradients (``ig_steps`` steps), occlusion (the
+    Coverage page's own core.inspection.coverage.occlusion_rows), norm-based (mean over layers and
+    heads) and rollout."""
     from captum.attr import InputXGradient  # captum only for the lenses
 
     from core.inspection import attribution
 
     model.eval()
     embedding = attribution.source_token(model, result)
-    rows: dict[str, list[np.ndarray]] = {name: [] for name in LENS_NAMES[:3]}
+    rows: dict[str, list[np.ndarray]] = {name: [] for name in LENS_NAMES[:2]}
     for position in range(result.attention.cross.weights.shape[2]):
         log_prob = attribution.LogProbability(model, result, position)
         gradient = InputXGradient(log_prob).attribute(embedding.clone().requires_grad_())
         integrated, _ = attribution.integrated_gradients(log_prob, embedding, ig_steps)
         rows["gradient x input"].append(gradient.sum(-1)[0].detach().cpu().numpy())
         rows["integrated gradients"].append(integrated.sum(-1)[0].detach().cpu().numpy())
-        rows["occlusion"].append(attribution.occlusion(model, result, position))
     return {
         **{name: np.stack(values) for name, values in rows.items()},
+        "occlusion": occlusion_rows(model, result),
         "norm-based": attribution.norm_based(model, result).mean(axis=(0, 1)),
         "rollout": attribution.cross_rollout(result),
     }
@@ -282,19 +289,19 @@ def study(measured: Measured, aggregations: list[Aggregation], folds: int) -> li
     labels = [w.label for w in measured.words]
     fold = folds_of(measured.words, folds)
     named: list[tuple[Aggregation | None, str]] = [(a, a.name) for a in aggregations]
-    named += [(None, f"lens: {name}") for name in LENS_NAMES]
+    named += [(None, f"{LENS_PREFIX}{name}") for name in LENS_NAMES]
     return [
-        aggregation_record(a, name, measured.values[name.removeprefix("lens: ")], labels, fold)
+        aggregation_record(a, name, measured.values[name.removeprefix(LENS_PREFIX)], labels, fold)
         for a, name in named
     ]
 
 
 def best_record(records: list[dict]) -> dict:
-    """The aggregation with the best cross-validated F1 among those the page can compute from
-    the cross-attention (no lens), with its thresholds tuned on the whole set and its
-    cross-validated precision and recall."""
-    candidates = [r for r in records if not r["name"].startswith("lens: ")]
-    best = max(candidates, key=lambda r: r["cross_validated"]["f1"])
+    """The aggregation with the best cross-validated F1 among those the cross-attention alone gives
+    (no lens), with its thresholds tuned on the whole set and its cross-validated precision and
+    recall. The best of all, a lens among them, is read from ``aggregations`` by the same rule
+    (core.inspection.coverage.best_entry, measured_flags)."""
+    best = best_entry(records, lenses=False)
     held_out = best["cross_validated"]
     return {
         "name": best["name"],

@@ -40,34 +40,74 @@ def percent(share: float | None) -> str:
     return "-" if share is None else f"{share:.0%}"
 
 
+def _words_of(study: MeasuredFlags) -> str:
+    return (
+        f"{study.words} words of the model's own translations labelled by hand "
+        f"({study.problems} dropped or said twice; train/coverage_labels.tsv)"
+    )
+
+
+def _held_out(precision: float | None, recall: float | None) -> str:
+    return (
+        f"Of the words these thresholds flag, {percent(precision)} were really dropped or said "
+        f"twice; of the words that were, they flag {percent(recall)}. Thresholds chosen on half "
+        "the sentences, scored on the other half, and the halves swapped (`python -m "
+        "train.coverage_study`)."
+    )
+
+
+def _best_overall(study: MeasuredFlags) -> str:
+    """The measured best of all when it is a lens, in a sentence; "" when attention is best."""
+    lens = study.best_lens
+    if lens is None:
+        return ""
+    return (
+        f" The measured best overall is not attention but the {lens.lens} lens: precision "
+        f"{percent(lens.precision)}, recall {percent(lens.recall)}."
+    )
+
+
 def measured_note(study: MeasuredFlags | None, shown: str | None, pieces: bool) -> str:
     """What the flags on screen were measured to be worth (core.inspection.coverage
-    .measured_flags): the best aggregation's held-out precision and recall when ``shown`` is
-    None, else the a-priori thresholds' scores of the aggregation named ``shown``."""
+    .measured_flags): the best attention aggregation's held-out precision and recall when
+    ``shown`` is None, else the a-priori thresholds' scores of the aggregation named ``shown``;
+    either way the best of all when that is a lens (see :func:`occlusion_note`)."""
     if study is None:
         return (
             "**Not measured on this model**: its card has no coverage study (`python -m "
             "train.coverage_study --card <model>`), or one made on another model.pt. The flags "
             "are candidates only."
         )
-    on = (
-        f"{study.words} words of the model's own translations labelled by hand "
-        f"({study.problems} dropped or said twice; train/coverage_labels.tsv)"
-    )
+    on = _words_of(study)
     if pieces:
         return f"Precision and recall were measured in words ({on}): switch pieces off to see them."
+    best = "best of attention" if study.best_lens else "measured best"
     if shown is None:
         return (
             f"**Measured on {on}: precision {percent(study.precision)}, recall "
-            f"{percent(study.recall)}.** Of the words these thresholds flag, "
-            f"{percent(study.precision)} were really dropped or said twice; of the words that "
-            f"were, they flag {percent(study.recall)}. Thresholds chosen on half the sentences, "
-            "scored on the other half, and the halves swapped (`python -m train.coverage_study`)."
+            f"{percent(study.recall)}**, the {best}. {_held_out(study.precision, study.recall)}"
+            f"{_best_overall(study)}"
         )
     precision, recall = study.a_priori.get(shown, (None, None))
     return (
         f"**Measured on {on}**, {shown} at {UNDER_COVERED:g} / {OVER_COVERED:g}: precision "
-        f"{percent(precision)}, recall {percent(recall)}. The measured best, "
+        f"{percent(precision)}, recall {percent(recall)}. The {best}, "
+        f"{study.aggregation.name}: precision {percent(study.precision)}, recall "
+        f"{percent(study.recall)}.{_best_overall(study)}"
+    )
+
+
+def occlusion_note(study: MeasuredFlags) -> str:
+    """What the flags of the measured best, the occlusion lens read as coverage
+    (``study.best_lens``), were measured to be worth, and how it differs from attention."""
+    lens = study.best_lens
+    return (
+        f"**The measured best: the {lens.lens} lens, measured on {_words_of(study)}: precision "
+        f"{percent(lens.precision)}, recall {percent(lens.recall)}.** "
+        f"{_held_out(lens.precision, lens.recall)} Not attention: for each output piece, how "
+        "much its log-probability drops when each source piece is hidden (replaced by `<unk>`), "
+        "made a row of shares that sums to 1 like an attention row (the Explain page's lens, "
+        "computed for every output piece). The best of attention, "
         f"{study.aggregation.name}: precision {percent(study.precision)}, recall "
         f"{percent(study.recall)}."
     )

@@ -1,5 +1,7 @@
 """Coverage: how much attention each source word received over the whole translation (Tu et al.
-2016), the words it may have left out or said twice, and the output rows that attended each."""
+2016), the words it may have left out or said twice, and the output rows that attended each. Where
+the model's coverage study measured a lens better at that than attention (the shipped model's
+occlusion), the page opens on it, computed through the Explain page's cache."""
 
 import streamlit as st
 
@@ -11,22 +13,33 @@ from app.figures.coverage import (
     coverage_map,
     measured_note,
     named_flags,
+    occlusion_note,
+    percent,
 )
 from app.figures.heads import focus_bars
 from core.files import ModelDir
 from core.inspection import (
     EVERY_HEAD,
+    OCCLUSION,
     Aggregation,
     MeasuredFlags,
     Thresholds,
     attention_coverage,
     flag,
+    lens_coverage,
     measured_flags,
+    occlusion_per_translation,
     word_coverage,
 )
 from core.text import is_special_piece
 
 THRESHOLDS = Thresholds()
+# Occlusion coverage is computed without asking when it should take at most this long (the
+# translation's time x core.inspection.occlusion_per_translation): the default sentence took
+# 1.1-1.5 s into German and 1.6-2.0 s into French on one thread of the shipped model's Xeon, two
+# sentences at once 4.5 s, three 17-22 s. A longer text waits for its button.
+OCCLUSION_AT_ONCE = 2.0  # seconds
+OCCLUSION_VIEW = Aggregation(OCCLUSION)  # the lens's coverage: one "layer" of one "head"
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -47,7 +60,8 @@ def model_study() -> MeasuredFlags | None:
 
 
 st.title("Coverage: what the translation left out, and what it said twice")
-result = state.analysis().result
+analysis = state.analysis()
+result = analysis.result
 st.markdown(
     "Sum each source word's column of the cross-attention over every output row: that is its "
     "*coverage*, how much attention it received over the whole translation (Tu et al. 2016, "
@@ -67,9 +81,13 @@ pieces = st.toggle(
 found = attention_coverage(result.attention.cross) if pieces else word_coverage(result)
 cross = found.attention
 study = model_study()
+lens = study.best_lens if study and not pieces else None
+occlusion = lens if lens and lens.lens == OCCLUSION else None  # the one lens the page computes
 n_layers = cross.weights.shape[0]
+attention_best = "best of attention" if lens else "measured best"
 views = {
-    **({"best": f"measured best: {study.aggregation.name}"} if study and not pieces else {}),
+    **({"occlusion": f"measured best: {OCCLUSION}"} if occlusion else {}),
+    **({"best": f"{attention_best}: {study.aggregation.name}"} if study and not pieces else {}),
     "all": "every layer (mean)",
     **{n: f"layer {n}" for n in range(1, n_layers + 1)},
 }
@@ -80,15 +98,49 @@ layer = ui.pick(
     format_func=views.get,
     in_presentation=True,
     help="The measured best is the aggregation and thresholds that found dropped and repeated "
-    "words best on the labelled set of python -m train.coverage_study.",
+    "words best on the labelled set of python -m train.coverage_study"
+    + (
+        f"; of all it measured, the {OCCLUSION} lens (the Explain page's), which takes a pass of "
+        "the model per output piece; of attention alone, the best needs nothing more."
+        if occlusion
+        else "."
+    ),
 )
+if layer == "occlusion":
+    request = state.current()
+    with st.spinner("Loading the lenses (Captum)…"):
+        from app import explain_cache  # Captum loads with it: only when a lens is asked for
+    seconds = analysis.seconds * occlusion_per_translation(result)
+    asked = ui.on_demand(
+        f"Compute the measured best: {OCCLUSION}, precision {percent(occlusion.precision)}, "
+        f"recall {percent(occlusion.recall)} (about {max(seconds, 1):.0f} s)",
+        "coverage_occlusion",
+        request,
+        done=seconds <= OCCLUSION_AT_ONCE
+        or explain_cache.cached_occlusion.stored(request) is not None,
+        help="Runs the model once per output piece, over the sentence with each source piece "
+        "hidden in turn: 1-2 s for the default sentence on one core, far more for a long text. "
+        "Once computed, it is kept for everyone on this server.",
+    )
+    if asked:
+        found = lens_coverage(result, explain_cache.cached_occlusion(request))
+        aggregation, thresholds = OCCLUSION_VIEW, occlusion.thresholds
+    else:
+        st.info(
+            f"This text is long for {OCCLUSION} (a pass of the model per output piece): press "
+            f"the button for it. Shown until then: the {attention_best}, "
+            f"{study.aggregation.name} ({study.aggregation.describe()}), from the "
+            "cross-attention alone."
+        )
+        layer = "best"
 if layer == "best":
     aggregation, thresholds = study.aggregation, study.thresholds
-else:
+elif layer != "occlusion":
     aggregation = EVERY_HEAD if layer == "all" else Aggregation(f"layer {layer}", layer=layer - 1)
     thresholds = THRESHOLDS
 shown_layer = layer if isinstance(layer, int) else None  # counted from 1, for captions
-shown_head = None if aggregation.heads else "avg"
+shown_head = None if aggregation.heads or layer == "occlusion" else "avg"
+kind = None if layer == "occlusion" else "cross"  # a lens, not attention
 values = aggregation.values(found)
 flags = flag(values, found.source_labels, thresholds)
 labels = found.source_labels
@@ -98,11 +150,17 @@ ui.chart(
         values, labels, flags, thresholds, f"Coverage of the source {unit}, {views[layer]}"
     ),
     "coverage",
-    caption=ui.sentence_caption(kind="cross", layer=shown_layer, head=shown_head),
+    caption=ui.sentence_caption(kind=kind, layer=shown_layer, head=shown_head),
+)
+what = (
+    f"The {OCCLUSION} lens summed over the output: each output piece's drops in log-probability "
+    "made shares that sum to 1, |drop| over the sum of |drops|, as an attention row does"
+    if layer == "occlusion"
+    else f"Mean of {aggregation.describe() if aggregation.heads else 'the heads'}"
+    f"{' and layers' if aggregation is EVERY_HEAD else ''}"
 )
 st.caption(
-    f"Mean of {aggregation.describe() if aggregation.heads else 'the heads'}"
-    f"{' and layers' if aggregation is EVERY_HEAD else ''}. Under-covered: below "
+    f"{what}. Under-covered: below "
     f"{thresholds.under:g} (orange); over-covered: above {thresholds.over:g} (purple). The "
     "language tag, `</s>` and punctuation are never flagged; punctuation at a word's end has its "
     "own column (it soaks up attention)."
@@ -116,7 +174,11 @@ st.text(
     f"Likely said twice (coverage above {thresholds.over:g}): "
     f"{named_flags(labels, values, flags.over)}"
 )
-st.markdown(measured_note(study, aggregation.name if layer != "best" else None, pieces))
+st.markdown(
+    occlusion_note(study)
+    if layer == "occlusion"
+    else measured_note(study, aggregation.name if layer != "best" else None, pieces)
+)
 
 st.header("Which output rows attended it")
 words = [i for i, label in enumerate(labels) if not is_special_piece(label)]
@@ -146,7 +208,7 @@ with left:
             f"weight on “{word}”",
         ),
         "coverage-rows",
-        caption=ui.sentence_caption(kind="cross", layer=shown_layer, head=shown_head, word=word),
+        caption=ui.sentence_caption(kind=kind, layer=shown_layer, head=shown_head, word=word),
     )
 with right:
     ui.chart(
@@ -155,10 +217,12 @@ with right:
             rows,
             labels,
             column,
-            f"{ATTENTION_KINDS['cross']}, {views[layer]}, mean of heads",
+            f"{OCCLUSION.capitalize()}, each output row's drops in log p as shares"
+            if layer == "occlusion"
+            else f"{ATTENTION_KINDS['cross']}, {views[layer]}, mean of heads",
         ),
         "coverage-attention",
-        caption=ui.sentence_caption(kind="cross", layer=shown_layer, head=shown_head, word=word),
+        caption=ui.sentence_caption(kind=kind, layer=shown_layer, head=shown_head, word=word),
     )
 st.caption(
     f"{ui.decoder_rows(cross)} The outlined column is the word followed; its weights add up to "
@@ -175,7 +239,7 @@ ui.chart(
         f"Coverage after each output row, {views[layer]}",
     ),
     "coverage-growth",
-    caption=ui.sentence_caption(kind="cross", layer=shown_layer, head=shown_head),
+    caption=ui.sentence_caption(kind=kind, layer=shown_layer, head=shown_head),
 )
 st.caption(
     "Tu et al.'s C(i, j) = C(i − 1, j) + α(i, j): each row adds its attention to what the source "

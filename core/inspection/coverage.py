@@ -34,8 +34,9 @@ stop soaks up does not make its word look said twice.
 Which heads to read, and the thresholds, are measured rather than assumed: ``python -m
 train.coverage_study`` scores every :class:`Aggregation` (every head, one layer, the survey's
 alignment-like heads, the Explain page's lenses through :func:`lens_coverage`) against words
-labelled by hand (train/coverage_labels.tsv), and the model card keeps the best with its precision
-and recall, read back by :func:`measured_flags`.
+labelled by hand (train/coverage_labels.tsv), and the model card keeps every aggregation's precision
+and recall, read back by :func:`measured_flags`: the best of the cross-attention's aggregations,
+and the best of all when that is a lens (on the shipped model occlusion, :func:`occlusion_rows`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from core.text.tokenizer import BOS_ID
 from core.text.words import is_special_piece, merge_attention, word_groups, word_label
 
 if TYPE_CHECKING:  # a type hint only: inspection does not import the translator above it
+    from core.model.transformer import Transformer
     from core.translator import Translation
 
 UNDER_COVERED = 0.5  # less than half a row's worth of attention in total
@@ -211,6 +213,31 @@ def lens_coverage(result: Translation, lens: np.ndarray) -> Coverage:
     return word_coverage(result, shares[None, None])
 
 
+OCCLUSION = "occlusion"  # the Explain lens the Coverage page computes for every output piece
+
+
+def occlusion_rows(model: Transformer, result: Translation) -> np.ndarray:
+    """The Explain page's occlusion lens (:func:`core.inspection.attribution.occlusion`) for every
+    output piece, (output pieces, source pieces): the drop in log p(y_t) with source piece j
+    replaced by <unk>, one batch of the sentence with each piece hidden per output piece. Read as
+    coverage by :func:`lens_coverage`, as train/coverage_study.py measured it."""
+    from core.inspection import attribution  # Captum loads when a lens is asked for
+
+    rows = result.attention.cross.weights.shape[2]
+    return np.stack([attribution.occlusion(model, result, t) for t in range(rows)])
+
+
+def occlusion_per_translation(result: Translation) -> float:
+    """Roughly how many times as long :func:`occlusion_rows` takes as the traced beam search that
+    made ``result``: S (S + rows) / 100 for S source pieces and rows output pieces (each row runs
+    the model over S copies of the sentence; the search runs it over the beam, a piece a step).
+    On the shipped model, one thread, beam 4: 3.3 to 6.8 times for single sentences (this says 2.9
+    to 5.8), 21 and 30 times for two and three sentences (14 and 41); on the tests' tiny model 14
+    to 30 times (22 to 62). An estimate, for deciding whether to wait for it."""
+    rows, pieces = result.attention.cross.weights.shape[2:]
+    return pieces * (pieces + rows) / 100
+
+
 def path_attention(
     result: Translation,
     tokens: Sequence[int],
@@ -314,6 +341,31 @@ def alignment_heads(diagonality: np.ndarray, threshold: float = ALIGNMENT_THRESH
 
 
 STUDY_KEY = "coverage_study"  # the model card's record of python -m train.coverage_study
+LENS_PREFIX = "lens: "  # the study's name of an Explain lens read as coverage: "lens: occlusion"
+
+
+def best_entry(entries: Sequence[dict], lenses: bool = True) -> dict:
+    """The study's entry (``record["aggregations"]``) with the best cross-validated F1, the first
+    of equals: of every aggregation, or with ``lenses`` False of those the cross-attention alone
+    gives (no lens)."""
+    candidates = [e for e in entries if lenses or not e["name"].startswith(LENS_PREFIX)]
+    if not candidates:
+        raise InputError("The coverage study has no aggregation to choose from.")
+    return max(candidates, key=lambda entry: entry["cross_validated"]["f1"])
+
+
+@dataclass(frozen=True)
+class MeasuredLens:
+    """An Explain lens read as coverage (:func:`lens_coverage`) that the coverage study found
+    better than every aggregation of the cross-attention: its thresholds tuned on every labelled
+    word, and the precision and recall its flags had on folds their thresholds were not chosen
+    on."""
+
+    lens: str  # the lens's name on the Explain page: "occlusion"
+    thresholds: Thresholds
+    precision: float | None
+    recall: float | None
+    f1: float
 
 
 @dataclass(frozen=True)
@@ -322,7 +374,7 @@ class MeasuredFlags:
     precision and recall its flags had on the labelled words (on folds its thresholds were not
     chosen on)."""
 
-    aggregation: Aggregation
+    aggregation: Aggregation  # the best of the cross-attention's aggregations
     thresholds: Thresholds
     precision: float  # flags that were right / flags
     recall: float  # dropped or said-twice words flagged as such / such words
@@ -331,16 +383,29 @@ class MeasuredFlags:
     model_sha256: str  # the model.pt the study translated with
     command: str
     a_priori: dict[str, tuple[float | None, float | None]]  # name -> (precision, recall) at 0.5/1.5
+    best_lens: MeasuredLens | None = None  # the best of all when it is a lens, not attention
 
 
 def measured_flags(card: dict) -> MeasuredFlags | None:
     """The study's best flags from a model card's record (see train/coverage_study.py), None
-    when the card has none."""
+    when the card has none: its ``best`` (of the cross-attention's aggregations), and the best
+    of all its aggregations when that is a lens, by the same rule (:func:`best_entry`)."""
     record = card.get(STUDY_KEY)
     if not record:
         return None
     best = record["best"]
     heads = tuple((int(layer), int(head)) for layer, head in best.get("heads", []))
+    overall = best_entry(record["aggregations"])
+    best_lens = None
+    if overall["name"].startswith(LENS_PREFIX):
+        held_out, tuned = overall["cross_validated"], overall["tuned_on_all"]
+        best_lens = MeasuredLens(
+            overall["name"].removeprefix(LENS_PREFIX),
+            Thresholds(tuned["under"], tuned["over"]),
+            held_out["precision"],
+            held_out["recall"],
+            held_out["f1"],
+        )
     return MeasuredFlags(
         Aggregation(best["name"], best.get("layer"), heads),
         Thresholds(best["under"], best["over"]),
@@ -354,4 +419,5 @@ def measured_flags(card: dict) -> MeasuredFlags | None:
             entry["name"]: (entry["a_priori"]["precision"], entry["a_priori"]["recall"])
             for entry in record["aggregations"]
         },
+        best_lens,
     )

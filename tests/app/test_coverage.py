@@ -11,15 +11,19 @@ from streamlit.testing.v1 import AppTest
 from app.figures.coverage import coverage_rows, named_flags
 from core.files.model_dir import ModelDir
 from core.inspection.coverage import (
+    EVERY_HEAD,
     STUDY_KEY,
     Aggregation,
     Thresholds,
     attention_coverage,
     flag,
+    lens_coverage,
+    measured_flags,
+    occlusion_rows,
     step_coverage,
     word_coverage,
 )
-from core.translator import Translator
+from core.translator import DEFAULT_MODEL, Translator
 from tests.app.apptest import MAIN, chart_specs, plotted
 from tests.app.test_app import assert_fine
 
@@ -125,21 +129,51 @@ def test_the_compare_page_shows_both_searches_coverage(app, translator):
     assert "didn't" in list(table["source"])
 
 
-def studied_copy(tiny_model_dir, tmp_path, best: dict) -> ModelDir:
-    """The tiny model with a coverage study in its card, as train.coverage_study writes it."""
+def entry(
+    name: str, f1: float, precision: float, recall: float, under=0.5, over=1.5, a_priori=(0.1, 0.6)
+) -> dict:
+    """One aggregation's scores as train.coverage_study records them (the counts left out):
+    ``a_priori`` (precision, recall), cross-validated ``f1``, ``precision`` and ``recall``, and
+    the thresholds tuned on every word."""
+    return {
+        "name": name,
+        "a_priori": {"under": 0.5, "over": 1.5, "precision": a_priori[0], "recall": a_priori[1]},
+        "cross_validated": {"f1": f1, "precision": precision, "recall": recall},
+        "tuned_on_all": {"under": under, "over": over},
+    }
+
+
+def studied_copy(tiny_model_dir, tmp_path, best: dict, lens: dict | None = None) -> ModelDir:
+    """The tiny model with a coverage study in its card, as train.coverage_study writes it, with
+    the ``lens`` entry among its aggregations when given."""
     model_dir = ModelDir(tmp_path / "studied")
     shutil.copytree(tiny_model_dir, model_dir.path)
-    entry = {"name": "mean of all heads", "a_priori": {"precision": 0.1, "recall": 0.6}}
+    aggregations = [
+        entry("mean of all heads", 0.1, 0.05, 0.3),
+        entry(best["name"], 0.2, best["precision"], best["recall"], best["under"], best["over"]),
+    ]
     record = {
         "words": 70,
         "problems": 14,
         "model_sha256": model_dir.model_sha256(),
         "command": "python -m train.coverage_study",
-        "aggregations": [entry],
+        "aggregations": [*aggregations, *([lens] if lens else [])],
         "best": best,
     }
     model_dir.write_card({**model_dir.read_card(), STUDY_KEY: record})
     return model_dir
+
+
+def studied_page(model_dir: ModelDir, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(model_dir.path))
+
+    def page(text: str = BOTH_FLAGS, **query: str) -> AppTest:
+        at = AppTest.from_file(MAIN, default_timeout=120)
+        at.query_params.update({"text": text, **query})
+        at.switch_page("views/coverage.py")
+        return at.run()
+
+    return page
 
 
 @pytest.mark.slow
@@ -149,14 +183,7 @@ def test_the_page_shows_the_measured_best_with_its_precision_and_recall(
     best = {"name": "layer 2", "layer": 1, "heads": [], "under": 0.3, "over": 1.2,
             "precision": 0.4, "recall": 0.25}  # fmt: skip
     model_dir = studied_copy(tiny_model_dir, tmp_path, best)
-    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(model_dir.path))
-
-    def page(**query: str) -> AppTest:
-        at = AppTest.from_file(MAIN, default_timeout=120)
-        at.query_params.update({"text": BOTH_FLAGS, **query})
-        at.switch_page("views/coverage.py")
-        return at.run()
-
+    page = studied_page(model_dir, monkeypatch)
     at = page()
     assert_fine(at)
     result = Translator.load(model_dir.path).translate(BOTH_FLAGS, "de", 4, 0.6, trace=True)
@@ -182,3 +209,142 @@ def test_the_page_shows_the_measured_best_with_its_precision_and_recall(
     assert options[0] == "measured best: layer 2"
     options = page(coverage_pieces="true").segmented_control(key="coverage_layer").options
     assert options[0] == "every layer (mean)" and not any("best" in o for o in options)
+
+
+ATTENTION_BEST = {"name": "layer 2", "layer": 1, "heads": [], "under": 0.3, "over": 1.2,
+                  "precision": 0.4, "recall": 0.25}  # fmt: skip
+OCCLUSION_ENTRY = entry("lens: occlusion", 0.4, 0.46, 0.36, under=0.7, over=1.3)
+
+
+def occlusion_values(model_dir: ModelDir, text: str):
+    """The occlusion lens as coverage of ``text``'s source words (into German, beam 4)."""
+    translator = Translator.load(model_dir.path)
+    result = translator.translate(text, "de", 4, 0.6, trace=True)
+    found = lens_coverage(result, occlusion_rows(translator.model, result))
+    return EVERY_HEAD.values(found), found.source_labels
+
+
+def occlusion_takes(monkeypatch, times_the_translation: float) -> None:
+    """Make the page expect occlusion to take this many times as long as the translation (the
+    page reads core.inspection.occlusion_per_translation on each run): 0 for a quick text, a
+    thousand for a long one, whatever the machine's speed."""
+    import core.inspection
+
+    monkeypatch.setattr(
+        core.inspection, "occlusion_per_translation", lambda result: times_the_translation
+    )
+
+
+@pytest.mark.slow
+def test_the_page_opens_on_occlusion_when_the_study_measured_it_best(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    model_dir = studied_copy(tiny_model_dir, tmp_path, ATTENTION_BEST, OCCLUSION_ENTRY)
+    page = studied_page(model_dir, monkeypatch)
+    occlusion_takes(monkeypatch, 0.0)
+    at = page()
+    assert_fine(at)
+    options = at.segmented_control(key="coverage_layer").options
+    assert options[:3] == [
+        "measured best: occlusion",
+        "best of attention: layer 2",
+        "every layer (mean)",
+    ]
+    values, labels = occlusion_values(model_dir, BOTH_FLAGS)
+    bars = drawn(at)["Coverage of the source words, measured best: occlusion"]  # by default
+    np.testing.assert_allclose(plotted(bars["data"][0]["y"]), values, rtol=1e-5)
+    flags = flag(values, labels, Thresholds(0.7, 1.3))  # the record's, tuned on every word
+    assert flags.under and flags.over
+    assert texts(at)[-2:] == [
+        f"Likely dropped (coverage below 0.7): {named_flags(labels, values, flags.under)}",
+        f"Likely said twice (coverage above 1.3): {named_flags(labels, values, flags.over)}",
+    ]
+    notes = [m.value for m in at.markdown]
+    assert any(
+        "70 words" in n and "precision 46%, recall 36%" in n and "layer 2: precision 40%" in n
+        for n in notes
+    ), notes
+    assert not [b for b in at.button if b.label.startswith("Compute the measured best")]
+    # the best of attention, a click away, names the better lens
+    at = page(coverage_layer="best")
+    assert "Coverage of the source words, best of attention: layer 2" in drawn(at)
+    assert "Likely dropped (coverage below 0.3)" in texts(at)[-2]
+    notes = [m.value for m in at.markdown]
+    assert any(
+        "precision 40%, recall 25%" in n and "occlusion lens: precision 46%, recall 36%" in n
+        for n in notes
+    ), notes
+    # the study counted words: in pieces there is neither best
+    options = page(coverage_pieces="true").segmented_control(key="coverage_layer").options
+    assert options[0] == "every layer (mean)" and not any("best" in o for o in options)
+
+
+@pytest.mark.slow
+def test_a_long_texts_occlusion_waits_for_its_button_the_attention_best_shown_meanwhile(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    model_dir = studied_copy(tiny_model_dir, tmp_path, ATTENTION_BEST, OCCLUSION_ENTRY)
+    page = studied_page(model_dir, monkeypatch)
+    occlusion_takes(monkeypatch, 1000.0)
+    at = page()
+    assert_fine(at)
+    assert "Coverage of the source words, best of attention: layer 2" in drawn(at)
+    assert any("Shown until then: the best of attention, layer 2" in i.value for i in at.info)
+    (button,) = [b for b in at.button if b.label.startswith("Compute the measured best")]
+    assert button.label.startswith(
+        "Compute the measured best: occlusion, precision 46%, recall 36% (about "
+    )
+    at = button.click().run()
+    assert_fine(at)
+    values, _ = occlusion_values(model_dir, BOTH_FLAGS)
+    bars = drawn(at)["Coverage of the source words, measured best: occlusion"]
+    np.testing.assert_allclose(plotted(bars["data"][0]["y"]), values, rtol=1e-5)
+    assert not at.info
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="no shipped model")
+def test_the_shipped_pages_occlusion_flags_are_the_studys_for_a_labelled_sentence(monkeypatch):
+    """The shipped card's measured best is occlusion; on a labelled sentence the page's bars and
+    flags are what train.coverage_study computes for its labelled words: the second "very" of
+    "The very, very old dog barely moved." flagged dropped into French, as labelled."""
+    from train.coverage_study import (
+        DRY_RUN_IG_STEPS,
+        LABELS,
+        by_sentence,
+        measure,
+        predict,
+        read_labels,
+        word_columns,
+    )
+
+    sentence, target = "The very, very old dog barely moved.", "fr"
+    study = measured_flags(ModelDir(DEFAULT_MODEL).read_card())
+    assert study.best_lens.lens == "occlusion"
+    held_out = (study.best_lens.precision, study.best_lens.recall)
+    assert held_out == pytest.approx((0.46, 0.36), abs=0.005)
+    translator = Translator.load(DEFAULT_MODEL)
+    labelled = {(sentence, target): by_sentence(read_labels(LABELS))[(sentence, target)]}
+    measured = measure(translator, labelled, [], DRY_RUN_IG_STEPS)
+    assert not measured.changed and len(measured.words) == 7
+    occlusion = measured.values["occlusion"]  # the study's coverage of the labelled words
+    predicted = predict(occlusion, study.best_lens.thresholds)
+    flagged = [(w.index, w.label, p) for w, p in zip(measured.words, predicted) if p != "once"]
+    assert flagged == [(2, "dropped", "dropped")]
+
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(DEFAULT_MODEL))
+    at = AppTest.from_file(MAIN, default_timeout=300)
+    # asked for in the URL, as a link can: computed whatever this machine's speed
+    at.query_params.update({"text": sentence, "to": target, "coverage_occlusion": "true"})
+    at.switch_page("views/coverage.py")
+    at = at.run()
+    assert_fine(at)
+    found = word_coverage(translator.translate(sentence, target, 4, 0.6, trace=True))
+    columns = word_columns(found, sentence)
+    bars = drawn(at)["Coverage of the source words, measured best: occlusion"]  # by default
+    np.testing.assert_allclose(plotted(bars["data"][0]["y"])[columns], occlusion, rtol=1e-5)
+    under = study.best_lens.thresholds.under
+    assert texts(at)[-2:] == [
+        f"Likely dropped (coverage below {under:g}): very ({occlusion[2]:.2f})",
+        f"Likely said twice (coverage above {study.best_lens.thresholds.over:g}): none",
+    ]

@@ -13,12 +13,16 @@ from core.inspection.coverage import (
     STUDY_KEY,
     UNDER_COVERED,
     Aggregation,
+    MeasuredLens,
     Thresholds,
     alignment_heads,
     attention_coverage,
+    best_entry,
     flag,
     lens_coverage,
     measured_flags,
+    occlusion_per_translation,
+    occlusion_rows,
     path_attention,
     step_coverage,
     word_coverage,
@@ -257,23 +261,66 @@ def test_a_lens_becomes_coverage_through_its_shares(traced):
         lens_coverage(result, lens[:, :-1])
 
 
-def test_the_measured_flags_are_read_from_the_card():
-    assert measured_flags({}) is None
-    entry = {"name": "layer 3", "a_priori": {"precision": 0.2, "recall": 0.5}}
-    record = {
+def test_occlusion_rows_are_the_explain_lens_for_every_output_piece(translator):
+    from core.inspection import attribution
+
+    result = translator.translate("The small dog runs in the garden.", "de", 2, trace=True)
+    rows = occlusion_rows(translator.model, result)
+    assert rows.shape == result.attention.cross.weights.shape[2:]  # (output, source pieces)
+    for position in (0, len(rows) - 1):
+        lens = attribution.lenses(translator.model, result, position).values["occlusion"]
+        np.testing.assert_allclose(rows[position], lens, rtol=1e-5, atol=1e-6)
+    longer = translator.translate("The small dog runs in the garden. " * 3, "de", 2, trace=True)
+    assert occlusion_per_translation(longer) > occlusion_per_translation(result) > 0
+
+
+def study_entry(name: str, f1: float, precision=0.2, recall=0.5, under=0.5, over=1.5) -> dict:
+    """One aggregation as train.coverage_study records it (the counts left out)."""
+    return {
+        "name": name,
+        "a_priori": {"under": 0.5, "over": 1.5, "precision": precision, "recall": recall},
+        "cross_validated": {"f1": f1, "precision": precision, "recall": recall},
+        "tuned_on_all": {"under": under, "over": over},
+    }
+
+
+def study_record(*entries: dict) -> dict:
+    return {
         "words": 60,
         "problems": 12,
         "model_sha256": "ab" * 32,
         "command": "python -m train.coverage_study",
-        "aggregations": [entry],
+        "aggregations": list(entries),
         "best": {"name": "layer 3", "layer": 2, "heads": [], "under": 0.3, "over": 2.1,
-                 "precision": 0.4, "recall": 0.25},
+                 "precision": 0.4, "recall": 0.25, "f1": 0.3},
     }  # fmt: skip
+
+
+def test_the_measured_flags_are_read_from_the_card():
+    assert measured_flags({}) is None
+    record = study_record(study_entry("mean of all heads", 0.1), study_entry("layer 3", 0.3))
     measured = measured_flags({STUDY_KEY: record})
     assert measured.aggregation == Aggregation("layer 3", layer=2)
     assert measured.thresholds == Thresholds(0.3, 2.1)
     assert (measured.precision, measured.recall, measured.words) == (0.4, 0.25, 60)
-    assert measured.a_priori == {"layer 3": (0.2, 0.5)}
+    assert measured.a_priori == {"mean of all heads": (0.2, 0.5), "layer 3": (0.2, 0.5)}
+    assert measured.best_lens is None  # attention is the best of all
+
+
+def test_a_lens_better_than_attention_is_read_as_the_best_of_all():
+    occlusion = study_entry("lens: occlusion", 0.4, 0.46, 0.36, under=0.25, over=2.0)
+    weaker = study_entry("lens: rollout", 0.05)
+    record = study_record(study_entry("layer 3", 0.3), weaker, occlusion)
+    measured = measured_flags({STUDY_KEY: record})
+    assert measured.best_lens == MeasuredLens("occlusion", Thresholds(0.25, 2.0), 0.46, 0.36, 0.4)
+    assert measured.aggregation.name == "layer 3"  # the record's best of attention, as before
+    assert best_entry(record["aggregations"]) is occlusion
+    assert best_entry(record["aggregations"], lenses=False)["name"] == "layer 3"
+    # a lens no better than attention is not the best of all: the first of equals wins
+    tied = study_record(study_entry("layer 3", 0.3), study_entry("lens: occlusion", 0.3))
+    assert measured_flags({STUDY_KEY: tied}).best_lens is None
+    with pytest.raises(InputError, match="no aggregation"):
+        best_entry([weaker], lenses=False)
 
 
 @pytest.mark.slow
