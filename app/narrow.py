@@ -22,6 +22,7 @@ translation is seen.
 """
 
 import html
+import math
 import re
 
 import numpy as np
@@ -76,9 +77,14 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
 PHONE_MAX_WIDTH = "640px"  # a screen this narrow is a phone's: its maps scroll (see scrolled)
 MIN_COLUMN_PX = 16  # a map's column on a phone: its label (at -60 degrees, 12 px) clear of the next
 TICK_FONT_PX = 12  # plotly's tick labels
+# of the font size, a tick label's mean character: wider than CHARACTER_WIDTH, as labels hold
+# signs and capitals ("<s> → Das"), and a margin estimated short squeezes the columns
+LABEL_CHARACTER_WIDTH = 0.62
 AXIS_TITLE_PX = 50  # a map's axis title beside its row labels, with the gaps
 COLOUR_BAR_PX = 110  # the colour scale right of a map, its labels and title
 CELL_PADDING_PX = 8  # around the text written into a cell
+DEFAULT_MARGIN_PX = 80  # plotly's, at the top and foot of a figure that sets none
+LINE_HEIGHT = 1.2  # a row label's line, of its font size
 MARKUP = re.compile(r"<[^>]+>")
 
 
@@ -94,9 +100,14 @@ def longest_line(texts) -> int:
 
 def map_width(fig: go.Figure) -> int | None:
     """The width (px) a map needs for MIN_COLUMN_PX a column, or for the text written into its
-    cells where that is wider, with its row labels, axis title and colour scale; None for a
-    figure that is not a single map."""
-    if len(fig.data) == 0 or fig.data[0].type != "heatmap" or fig.data[0].z is None:
+    cells where that is wider, with its row labels, axis title and colour scale; a figure's own
+    ``meta`` ``min_width`` (a figure of panels whose titles need it); None for a figure that is
+    neither."""
+    meta = fig.layout.meta
+    if isinstance(meta, dict) and meta.get("min_width"):
+        return int(meta["min_width"])
+    single = len(fig.data) > 0 and "xaxis2" not in fig.layout  # no panels
+    if not single or fig.data[0].type != "heatmap" or fig.data[0].z is None:
         return None
     trace = fig.data[0]
     columns = np.asarray(trace.z, dtype=float).shape[-1]
@@ -105,23 +116,42 @@ def map_width(fig: go.Figure) -> int | None:
         size = (trace.textfont.size if trace.textfont else None) or TICK_FONT_PX
         column = max(column, longest_line(trace.text) * size * CHARACTER_WIDTH + CELL_PADDING_PX)
     labels = fig.layout.yaxis.ticktext
-    row_labels = longest_line(labels) * TICK_FONT_PX * CHARACTER_WIDTH + AXIS_TITLE_PX
+    row_labels = longest_line(labels) * TICK_FONT_PX * LABEL_CHARACTER_WIDTH + AXIS_TITLE_PX
     scale = COLOUR_BAR_PX if trace.showscale is not False else 0
     return round(row_labels + columns * column + scale)
+
+
+def row_step(fig: go.Figure) -> int:
+    """Every how-many-th row label a map shows (1: all), so that none overlaps the next: its
+    rows are as high as its plot (its height less its margins) shares out, never less than a
+    label's line needs."""
+    rows = len(fig.layout.yaxis.tickvals or ())
+    if not rows or not fig.layout.height:
+        return 1
+    margin = fig.layout.margin
+    plot = fig.layout.height - (margin.t or DEFAULT_MARGIN_PX) - (margin.b or DEFAULT_MARGIN_PX)
+    return max(1, math.ceil(TICK_FONT_PX * LINE_HEIGHT * rows / max(plot, 1)))
 
 
 def scrolled(fig: go.Figure, name: str) -> str | None:
     """The CSS that gives the map keyed ``chart-<name>`` (ui.chart) the width it needs on a
     phone (:func:`map_width`), in a window that scrolls sideways; None for a figure that is not
-    a map. A wider screen draws it at the page's width, as before."""
+    a map. A wider screen draws it at the page's width, as before. (Streamlit draws a chart as
+    wide as the frame around it, stFullScreenFrame: the width is set there.)"""
     width = map_width(fig)
     if width is None:
         return None
     chart = f".st-key-chart-{name}"
-    return (
-        f"<style>@media (max-width: {PHONE_MAX_WIDTH}) {{ {chart} {{ overflow-x: auto; }} "
-        f'{chart} [data-testid="stPlotlyChart"] {{ min-width: {width}px; }} }}</style>'
+    rules = (
+        f"@media (max-width: {PHONE_MAX_WIDTH}) {{ {chart} {{ overflow-x: auto; }} "
+        # no toolbar across a phone's window, as on any narrow chart (the CSS above)
+        f"{chart} .modebar-container {{ display: none; }} "
+        f'{chart} [data-testid="stFullScreenFrame"] {{ min-width: {width}px; }} }}'
     )
+    every = row_step(fig)
+    if every > 1:  # on any screen: the map's height is its own
+        rules += f" {chart} .ytick:not(:nth-child({every}n + 1)) text {{ display: none; }}"
+    return f"<style>{rules}</style>"
 
 
 def style() -> None:

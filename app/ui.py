@@ -193,6 +193,7 @@ def chart(
     selected points as Streamlit reports them (dicts with curve_number, point_index, x, y,
     customdata, ...; an empty list when a click deselects)."""
     s = settings()
+    beside_the_scale(fig)
     slides.add_caption(fig, caption or sentence_caption(), compact=s.present)
     height = "content"
     if s.present:
@@ -219,6 +220,16 @@ def chart(
     )
     if not s.present:  # a projected view shows figures, not export buttons
         st.html(slides.export_button(name, s.img), unsafe_allow_javascript=True)
+
+
+def beside_the_scale(fig: go.Figure) -> None:
+    """An upright colour scale's title turned along its bar, right of its numbers: on top of the
+    bar, the title and the top number (1) ran into each other."""
+    for trace in fig.data:
+        bar = getattr(trace, "colorbar", None)
+        upright = bar is not None and bar.orientation in (None, "v")
+        if upright and bar.title.text and bar.title.side is None:
+            bar.title.side = "right"
 
 
 def attention_download(attention: LabelledAttention, caption: slides.Caption, name: str) -> None:

@@ -125,6 +125,10 @@ def label_columns(queries: Sequence[str], keys: Sequence[str], query: int) -> li
     ]
 
 
+LINE_ROW_MIN_PX = 18  # a row of a line view's labels, its 12 px text and the gap to the next
+LINES_FRAME_PX = 140  # a line view's title, caption and margins (figure_height's)
+
+
 def lines_layout(title: str, rows: int, maximum: int = 900) -> dict:
     """The layout of a line view of ``rows`` rows: two columns of labels, no axes."""
     return {
@@ -206,7 +210,12 @@ def layer_lines(attention: LabelledAttention, layer: int, query: int, title: str
             {**lines, "line": {"width": LINE_PX, "color": colour}, "name": f"{group} lines", **same}
             for lines in lines_by_opacity(row, query, ends)
         ]
-    layout = {**lines_layout(title, max(len(queries), len(keys)), maximum=640), "showlegend": True}
+    labels = max(len(queries), len(keys))
+    # 640 px fits a projector; many pieces get LINE_ROW_MIN_PX each, their labels apart
+    layout = {
+        **lines_layout(title, labels, maximum=max(640, LINES_FRAME_PX + LINE_ROW_MIN_PX * labels)),
+        "showlegend": True,
+    }
     return go.Figure(traces, layout=layout)
 
 

@@ -22,6 +22,7 @@ SPACING = 0.03  # between two panels, of the plot's width
 VECTOR_PX = 26  # the second row: one row of cells
 ROW_GAP_PX = 44  # between the rows: the vectors' titles
 TOP_PX = 80  # the title and the panels' titles
+MIN_WIDTH_PX = 1000  # below, the three middle panels' titles run into each other
 BOTTOM_PX = 20
 ROW_PX = 20  # a key's row on screen, less when the keys are many ...
 KEYS_PX = 440  # ... so that the keys fit this (a 1280 x 720 slide with its caption)
@@ -193,5 +194,7 @@ def scaled_dot_product_steps(step: ScaledDotProduct, title: str) -> go.Figure:
             "plot_bgcolor": "rgba(0,0,0,0)",
             "coloraxis": around_zero(np.concatenate([step.keys.ravel(), step.query])),
             "coloraxis2": around_zero(np.concatenate([step.values.ravel(), step.output])),
+            # the narrowest it is read at, its panels' titles apart (a phone scrolls sideways)
+            "meta": {"min_width": MIN_WIDTH_PX},
         },
     )
