@@ -35,6 +35,9 @@ st.subheader(str(card.get("name") or path.name))
 if card.get("description"):
     st.text(str(card["description"]))
 st.caption(f"Loaded from `{path}`")
+# presentation mode: the training curves, the page's figure, first, on screen without scrolling
+# (the facts and tables below them)
+lead = st.container()
 
 st.header("Architecture")
 st.markdown(
@@ -79,25 +82,26 @@ if scores:
 else:
     st.info("The model card reports no test scores.")
 
-st.header("Training curves")
-train, val = training_log(directory.metrics_file)
-scores = {}  # the log may hold per-language scores (val_bleu_de...) beside the averages
-for metric in ("BLEU", "chrF"):
-    scores[metric] = series(val, f"val_{metric.lower()}")
-    for lang in LANGUAGES:
-        scores[f"{metric} en→{lang}"] = series(val, f"val_{metric.lower()}_{lang}")
-panels = {
-    "loss": {"train": series(train, "train_loss"), "validation": series(val, "val_loss")},
-    "validation BLEU / chrF": scores,
-    "learning rate": {"lr": series(train, "lr")},
-    "tokens / second": {"tokens/s": series(train, "tokens_per_s")},
-}
-panels = {title: {n: p for n, p in lines.items() if p[0]} for title, lines in panels.items()}
-panels = {title: lines for title, lines in panels.items() if lines}
-if panels:
-    ui.chart(training_curves(panels), "training")
-else:
-    st.info(f"No training log ({METRICS_FILE}) next to this model.")
+with lead if state.settings().present else st.container():
+    st.header("Training curves")
+    train, val = training_log(directory.metrics_file)
+    scores = {}  # the log may hold per-language scores (val_bleu_de...) beside the averages
+    for metric in ("BLEU", "chrF"):
+        scores[metric] = series(val, f"val_{metric.lower()}")
+        for lang in LANGUAGES:
+            scores[f"{metric} en→{lang}"] = series(val, f"val_{metric.lower()}_{lang}")
+    panels = {
+        "loss": {"train": series(train, "train_loss"), "validation": series(val, "val_loss")},
+        "validation BLEU / chrF": scores,
+        "learning rate": {"lr": series(train, "lr")},
+        "tokens / second": {"tokens/s": series(train, "tokens_per_s")},
+    }
+    panels = {title: {n: p for n, p in lines.items() if p[0]} for title, lines in panels.items()}
+    panels = {title: lines for title, lines in panels.items() if lines}
+    if panels:
+        ui.chart(training_curves(panels), "training")
+    else:
+        st.info(f"No training log ({METRICS_FILE}) next to this model.")
 
 card_text = directory.read_card_text()
 if card_text is not None:

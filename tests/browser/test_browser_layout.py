@@ -1,6 +1,7 @@
 """What a person checks by eye, measured in Chromium (see tests/browser/test_browser.py): in
 presentation mode the page's main figure is seen whole without scrolling on a 1280x720 and a
-1920x1080 screen; no chart title overlaps a tick label; with the sidebar collapsed (a projector, a
+1920x1080 screen, and every other page's first figure too; no chart title overlaps a tick label;
+with the sidebar collapsed (a projector, a
 390x844 phone) the sentence is still on screen on every page; on the phone no chart's title or
 caption is cut and no picker runs off the screen or cuts an option short; in the dark theme the
 figures' text is light.
@@ -114,6 +115,26 @@ def test_presentation_mode_shows_the_main_figure_whole(server, page, width, heig
         assert page.evaluate("window.scrollY") == 0
         assert not titles_overlapping_ticks(page), path
         assert not page.locator("[data-testid='stException']").count()
+
+
+@pytest.mark.parametrize("width, height", PROJECTORS)
+def test_presentation_mode_shows_every_other_pages_first_figure_whole(
+    server,  # noqa: F811
+    page,  # noqa: F811
+    width,
+    height,
+):
+    page.set_viewport_size({"width": width, "height": height})
+    page.set_default_timeout(300_000)  # Explain's integrated gradients, on a busy machine
+    for path in [path for path in PAGES if path not in MAIN_FIGURES]:
+        page.goto(f"{server}/{path}?{urlencode({'text': SENTENCE, 'present': 'true'})}")
+        page.wait_for_selector(CHART)
+        wait_for_app(page)
+        page.wait_for_timeout(300)  # plotly's first layout
+        figure = page.locator("[data-testid='stMain'] .js-plotly-plot").first.bounding_box()
+        assert inside(figure, width, height), (path, figure)
+        assert page.evaluate("window.scrollY") == 0, path
+        assert not page.locator("[data-testid='stException']").count(), path
 
 
 def choose(tab, picker: str, option: str) -> None:
