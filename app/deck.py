@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 from app.display import ATTENTION_KINDS
 from app.figures.positional import PE_ORDERS
 from app.story import STEPS as STORY_STEPS
-from core.inspection.ablation import INTERVENTIONS, KINDS, Head
+from core.inspection import INTERVENTIONS, KINDS, Head
 
 SHIPPED_FOLDER = Path(__file__).resolve().parent.parent / "decks"
 FOLDER_ENV = "ATTENTION_LAB_DECKS"  # a lecturer's own folder of decks, instead of decks/

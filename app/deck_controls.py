@@ -22,7 +22,7 @@ from streamlit.navigation.page import StreamlitPage
 
 from app import deck, lectern, state
 from core import CheckpointError, InputError
-from core.files.model_dir import ModelDir
+from core.files import ModelDir
 
 DECK, SLIDE, GO = "deck", "slide", "deck_go"  # the open deck, its step (from 1), the one asked
 BACK, FORWARD = "deck-back", "deck-next"  # the buttons' widget keys, which the clicker presses

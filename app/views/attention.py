@@ -9,7 +9,7 @@ from app.figures.heads import layer_lines
 from app.figures.heatmaps import attention_grid, attention_map
 from app.figures.scaled_dot_product import scaled_dot_product_steps
 from app.word_choice import follow
-from core.inspection.ablation import Head
+from core.inspection import Head
 
 EXPLAIN = {
     "encoder": "Each source piece (row) attends to every source piece (column).",

@@ -15,19 +15,20 @@ from app.figures.heads import (
 )
 from app.figures.heatmaps import attention_map
 from app.word_choice import first_word, follow
-from core.inspection.ablation import INTERVENTIONS, all_heads
-from core.inspection.head_focus import rank_heads
-from core.inspection.head_statistics import (
+from core.inspection import (
     ALIGNMENT_THRESHOLD,
     BROAD_ENTROPY,
+    INTERVENTIONS,
     POSITIONAL_THRESHOLD,
     SINK_THRESHOLD,
+    all_heads,
     head_roles,
-    head_statistics,
+    rank_heads,
     role_attention,
+    statistics_per_head,
     what_to_notice,
+    word_changes,
 )
-from core.inspection.minimal_pairs import word_changes
 
 TOP_HEADS = 10
 STATISTICS = {
@@ -166,7 +167,7 @@ if over == "sample":
     statistics = survey.statistics[kind]
 else:  # as the Story and the survey read a head
     read = role_attention(result.attention, result.word_attention, kind)
-    statistics = head_statistics(read.weights, read.key_labels, self_attention=kind != "cross")
+    statistics = statistics_per_head(read.weights, read.key_labels, self_attention=kind != "cross")
 available = [name for name in STATISTICS if name in statistics]
 statistic = ui.pick("Colour by", available, "stat", format_func=STATISTICS.get)
 roles = head_roles(statistics)

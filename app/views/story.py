@@ -28,8 +28,8 @@ from app.story import (
     shown_head,
     strongest_table,
 )
-from core.inspection.head_statistics import POSITIONAL_THRESHOLD
-from core.inspection.labelled_attention import LabelledAttention
+from core import LabelledAttention
+from core.inspection import POSITIONAL_THRESHOLD
 
 
 def reveal(words: LabelledAttention, sentence: str) -> None:
