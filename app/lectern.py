@@ -85,6 +85,8 @@ SCRIPT = f"""<script>
 
 CSS = f"""<style>
 .stElementContainer:has(.{MARKER}, .{DECK_MARKER}) {{ display: none; }}
+/* the keys' toast at the bottom right, over a colour scale, not over the translation at the top */
+[data-testid="stToastContainer"] {{ top: auto !important; bottom: 1rem !important; }}
 </style>"""
 
 

@@ -169,3 +169,16 @@ def test_play_and_the_keys_at_the_last_step_stop_quietly(server, page, translato
     wait_for_app(page)
     play_at_the_end(page, "Play the training", "ArrowRight")
     assert chart_title(page).startswith(f"Step {FINAL_STEP}:")
+
+
+def test_the_keys_toast_leaves_the_sentence_and_translation_in_view(server, page):  # noqa: F811
+    """Presentation mode tells the keys once per session in a toast: at the bottom of the screen,
+    not over the banner's translation at the top right (issue #48)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server}/?{urlencode({'text': ANIMAL, 'present': 'true'})}")
+    toast = page.locator("[data-testid='stToast']")
+    toast.wait_for(state="visible", timeout=240_000)
+    banner = page.locator(".st-key-sentence-banner").bounding_box()
+    box = toast.bounding_box()
+    assert box["y"] >= banner["y"] + banner["height"]  # below the sentence and its translation
+    assert box["y"] + box["height"] <= 720  # and on screen
