@@ -160,8 +160,22 @@ def checked_model_config(path: str | Path, values: Any) -> ModelConfig:
 
 def allocated_numbers(config: ModelConfig) -> int:
     """How many numbers building a Transformer of this config allocates: its weights (embedding
-    shared with the output layer) and the positional-encoding table, counted on the model's own
-    modules built on the meta device (shapes without memory)."""
-    with torch.device("meta"):
-        model = Transformer(config)
-    return model.num_parameters() + model.pe.numel()
+    shared with the output layer) and the positional-encoding table. Counted by formula, not on
+    the modules built on the meta device: that build initialises the embedding through
+    torch._refs, which took 0.8 s on a first load; tests/core/test_model_files.py holds the
+    formula to a built model's count for post-LN and pre-LN."""
+    d, d_ff = config.d_model, config.d_ff
+    attention = 4 * (d * d + d)  # W^Q, W^K, W^V, W^O with biases
+    feed_forward = 2 * d * d_ff + d_ff + d
+    norm = 2 * d
+    encoder_layer = attention + feed_forward + 2 * norm
+    decoder_layer = 2 * attention + feed_forward + 3 * norm
+    final_norms = 2 * norm if config.norm_first else 0
+    output_bias = config.vocab_size if config.output_bias else 0
+    return (
+        (config.vocab_size + config.max_len) * d
+        + config.n_encoder_layers * encoder_layer
+        + config.n_decoder_layers * decoder_layer
+        + final_norms
+        + output_bias
+    )
