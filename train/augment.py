@@ -19,6 +19,7 @@ drawn afresh every epoch from a seeded generator (a resumed run rebuilds the sam
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ def concatenated(examples: list[Example], count: int, rng: random.Random) -> lis
                 first.target,
                 f"{first.source_text} {second.source_text}",
                 f"{first.target_text} {second.target_text}",
+                first.tagged or second.tagged,  # a joined pair that holds a tagged one is tagged
             )
         )
     return joined
@@ -152,7 +154,9 @@ def with_copies(example: Example, words: list[str], rng: random.Random) -> Examp
     def replace(text: str) -> str:
         return pattern.sub(lambda match: replacement[match.group(1)], text)
 
-    return Example(example.target, replace(example.source_text), replace(example.target_text))
+    return dataclasses.replace(
+        example, source_text=replace(example.source_text), target_text=replace(example.target_text)
+    )
 
 
 def british_spelling(example: Example) -> Example | None:
@@ -166,7 +170,7 @@ def british_spelling(example: Example) -> Example | None:
     source = AMERICAN_SPELLING.sub(british, example.source_text)
     if source == example.source_text:
         return None
-    return Example(example.target, source, example.target_text)
+    return dataclasses.replace(example, source_text=source)
 
 
 def copies_of(

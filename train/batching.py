@@ -11,6 +11,9 @@ from train.data import Example
 
 # A sampled segmentation is drawn from this many best ones (the "l-best" sampling of Kudo 2018)
 SAMPLED_SEGMENTATIONS = 8
+# The domain tag of a tagged corpus's sources (train/data.py): the byte piece 0xFF, which no UTF-8
+# text produces, so the vocabulary needs no new row and no typed sentence can ever carry it
+DOMAIN_TAG = "<0xFF>"
 # Texts whose best segmentations are listed at once: all of an epoch's at once held every one of
 # its million sentences' 8 lists of Python ints together (a peak of 12 GB on the full corpora)
 SEGMENTATION_CHUNK = 10_000
@@ -24,8 +27,9 @@ def encode_examples(
     seed: int = 0,
     sides: str = "both",
 ) -> list[tuple]:
-    """(source ids <2xx> ... </s>, target ids ... </s>) per example; pairs longer than the model's
-    max_len - 1 on either side are dropped (the decoder input adds <s>).
+    """(source ids <2xx> ... </s>, target ids ... </s>) per example, a tagged example's source
+    <2xx> DOMAIN_TAG ... </s>; pairs longer than the model's max_len - 1 on either side are
+    dropped (the decoder input adds <s>).
 
     With alpha > 0 the pieces of the source, or of both sides (``sides``), are a sampled
     segmentation (subword regularisation): seeded, so the same seed gives the same pairs in any
@@ -42,8 +46,11 @@ def encode_examples(
         [tokenizer.target_text(e.target_text, e.target) for e in examples], sampled=sides == "both"
     )
     encoded = []
+    domain_tag = tokenizer.sp.piece_to_id(DOMAIN_TAG)
     for example, source, target in zip(examples, sources, targets):
         source = tokenizer.source_input(source, example.target)
+        if example.tagged:
+            source.insert(1, domain_tag)
         target = [*target, EOS_ID]  # the decoder's output; collate() puts <s> before its input
         if len(source) < max_len and len(target) < max_len:
             encoded.append((source, target))

@@ -32,7 +32,7 @@ from train.data import (
 )
 from train.evaluate import evaluate
 from train.hardware import matmul_peak_flops, model_flops_utilisation
-from train.sources import DATA_SOURCES, trained_dictionaries
+from train.sources import DATA_SOURCES, trained_named_corpora
 
 TEST_SETS = {  # name -> (reader, domain); the card scores each set whose files are present
     "multi30k test_2016_flickr": (multi30k_test, "in-domain"),
@@ -128,7 +128,7 @@ def build_card(translator: Translator, training: dict, scores: list[dict], name:
         "config": config.__dict__,
         "parameters": translator.model.num_parameters(),
         "languages": {"source": "en", "targets": sorted(LANGUAGES)},
-        "data": DATA_SOURCES + trained_dictionaries(training.get("recipe", {})),
+        "data": DATA_SOURCES + trained_named_corpora(training.get("recipe", {})),
         "training": training,
         "scores": scores,
         "examples": example_translations(translator),
@@ -150,7 +150,8 @@ def training_summary(run: Path) -> dict:
         "dtype",
         "cooldown_steps",
     ]
-    recipe_keys += ["average_last", "mixture", *AUGMENTATION_KEYS, "subword_sides"]
+    recipe_keys += ["average_last", "mixture", "hansard_tag", "hansard_clean"]
+    recipe_keys += [*AUGMENTATION_KEYS, "subword_sides"]
     training["recipe"] = {key: config[key] for key in recipe_keys if key in config}
     training["truecase"] = model_dir.truecase_file.is_file()
     metrics = model_dir.read_metrics()  # the whole history, see lineage.py

@@ -17,6 +17,7 @@ from train.study_sections import (
     blend_lines,
     coverage_study_section,
     dictionary_study_section,
+    hansard_study_section,
     leakage_section,
     term_test_section,
     vocabulary_study_section,
@@ -43,6 +44,7 @@ def card_markdown(card: dict) -> str:
         term_test_section(card.get("term_test")),
         leakage_section(card.get("leakage")),
         dictionary_study_section(card.get("dictionary_study")),
+        hansard_study_section(card.get("hansard_study")),
         coverage_study_section(card.get("coverage_study")),
         curve_section(card["training"].get("validation_curve", [])),
         snapshot_section(card.get("snapshots", [])),
@@ -160,6 +162,8 @@ def mixture_text(recipe: dict) -> str:
     for corpus in CORPORA:
         if corpus in DICTIONARY_FILES and corpus not in dictionaries:
             continue
+        if corpus == "hansard" and not corpus_weight(weights, corpus, "fr"):
+            continue
         text = f"{corpus} {corpus_weight(weights, corpus, ''):g}"
         overrides = [
             f"en-{key.split('.')[1]} {w:g}"
@@ -168,7 +172,18 @@ def mixture_text(recipe: dict) -> str:
         ]
         parts.append(text + (f" ({', '.join(overrides)})" if overrides else ""))
     held_out = "; the term test's held-out terms left out"
-    return ", ".join(parts) + (held_out if dictionaries else "")
+    return ", ".join(parts) + (held_out if dictionaries else "") + hansard_text(recipe, weights)
+
+
+def hansard_text(recipe: dict, weights: dict[str, float]) -> str:
+    """How the Hansard was read, when the run read it (train/parliament.py, train/batching.py)."""
+    if not corpus_weight(weights, "hansard", "fr"):
+        return ""
+    how = [
+        "cleaned of parliament's formulas" if recipe.get("hansard_clean") else "as is",
+        "its sources tagged in training (never at inference)" if recipe.get("hansard_tag") else "",
+    ]
+    return "; the Hansard " + ", ".join(filter(None, how))
 
 
 def augmentation_lines(recipe: dict) -> list[str]:

@@ -55,6 +55,11 @@ HELP = {
     "mixture": "corpus weights: times each training pair of a corpus is seen per epoch, e.g. "
     "'tatoeba=1,multi30k=2,general=2,general.fr=4' (corpora not named: 1, the dictionaries 0; "
     "see train/data.py)",
+    "hansard_tag": "the Hansard's sources carry a domain tag in training (train/batching.py's "
+    "DOMAIN_TAG after the language tag), never given at inference: the model learns what is "
+    "parliament's and what is French's",
+    "hansard_clean": "take what is parliament's alone out of the Hansard: the address to the "
+    "chair, pairs about members, senators and procedure (train/parliament.py)",
     "snapshot_steps": "comma-separated steps at which a float16 copy of the model is kept for the "
     "training-dynamics view (the final model is the last one)",
     "init_from": "start from this trained model directory (its weights, vocabulary and shape) with "
@@ -120,6 +125,8 @@ class TrainConfig:
     length_bucket: int = 0
     loader_workers: int = -1
     mixture: str = ""
+    hansard_tag: bool = False
+    hansard_clean: bool = False
     snapshot_steps: str = ""
     init_from: str = ""
     vocab_from: str = ""

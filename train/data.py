@@ -10,6 +10,7 @@ Expected layout of the data directory (``--data-dir``, or $ATTENTION_LAB_DATA, d
     dictionary/ding-sentences.en-de.tsv.gz   a dictionary's example sentences (Ding, GPL-2+)
     dictionary/ding-terms.en-de.tsv.gz       its headwords and phrases, one row per sense
     dictionary/freedict-terms.en-fr.tsv.gz   FreeDict's English-French senses (GPL-2+)
+    hansard/en-fr.tsv.gz       English TAB French: Canadian parliamentary debates (research use)
     flores/devtest.{en,de,fr}.gz   FLORES-200 devtest: a test set only, never read for training
 
 Any subset works: missing files are skipped with a note. Each example is (target language, English
@@ -23,6 +24,13 @@ model fed too many answers like a glossary); they are training data only (no val
 and every row whose English is one of the term test's held-out terms (held_out_terms: drawn
 from the dictionaries themselves with a fixed seed, so no list of their words is committed) is
 left out of all of them.
+
+The Hansard weighs 0 unless named too: 927,788 pairs of parliament, fifty times the rest of our
+general French, would pull the model towards French and towards parliament. It is training data
+only, optionally cleaned of what is parliament's alone (train/parliament.py). A corpus can be
+tagged: its sources carry DOMAIN_TAG after the language tag in training (train/batching.py), so
+the model learns what is that corpus's register and what is the language's; inference never
+gives the tag (tagged back-translation, Caswell et al. 2019, does the same for synthetic data).
 """
 
 from __future__ import annotations
@@ -32,10 +40,11 @@ import hashlib
 import os
 import random
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.text.tokenizer import LANGUAGES, normalize_text
+from train.parliament import parliament_cleaned
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TATOEBA_FILES = {"de": "tatoeba/eng-deu.tsv.gz", "fr": "tatoeba/eng-fra.tsv.gz"}
@@ -45,7 +54,10 @@ DICTIONARY_FILES = {  # corpus -> {target: file}
     "ding-terms": {"de": "dictionary/ding-terms.en-de.tsv.gz"},
     "freedict-terms": {"fr": "dictionary/freedict-terms.en-fr.tsv.gz"},
 }
-CORPORA = ("tatoeba", "multi30k", "general", *DICTIONARY_FILES)
+HANSARD_FILES = {"fr": "hansard/en-fr.tsv.gz"}
+# corpora read only when the mixture gives them a weight, each with its target languages' files
+NAMED_ONLY = {**DICTIONARY_FILES, "hansard": HANSARD_FILES}
+CORPORA = ("tatoeba", "multi30k", "general", *NAMED_ONLY)
 # how many distinct English terms the term test (train/term_test.py) holds out of each dictionary
 HELD_OUT_COUNTS = {"ding-terms": 500, "freedict-terms": 200}
 HELD_OUT_SEED = 51  # issue #51
@@ -80,14 +92,15 @@ def parse_mixture(spec: str) -> dict[str, float]:
 
 
 def corpus_languages(corpus: str) -> tuple[str, ...]:
-    """The target languages a corpus has: a dictionary its own, the others every one."""
-    return tuple(DICTIONARY_FILES.get(corpus, LANGUAGES))
+    """The target languages a corpus has: a dictionary or the Hansard its own, the others every
+    one."""
+    return tuple(NAMED_ONLY.get(corpus, LANGUAGES))
 
 
 def corpus_weight(weights: dict[str, float], corpus: str, target: str) -> float:
     """The corpus's weight for ``target``; a corpus the mixture does not name weighs 1, a
-    dictionary 0 (so that a mixture written before them reads the same corpus)."""
-    unnamed = 0.0 if corpus in DICTIONARY_FILES else 1.0
+    dictionary or the Hansard 0 (so that a mixture written before them reads the same corpus)."""
+    unnamed = 0.0 if corpus in NAMED_ONLY else 1.0
     return weights.get(f"{corpus}.{target}", weights.get(corpus, unnamed))
 
 
@@ -114,6 +127,7 @@ class Example:
     target: str  # "de" or "fr"
     source_text: str  # English
     target_text: str
+    tagged: bool = False  # the source carries the domain tag in training (a tagged corpus's pair)
 
 
 class CorpusError(ValueError):
@@ -185,11 +199,15 @@ def load_corpus(
     valid_fraction: float = 0.01,
     limit: int | None = None,
     mixture: dict[str, float] | None = None,
+    hansard_tag: bool = False,
+    hansard_clean: bool = False,
 ) -> Corpus:
     """Read every corpus found in data_dir, normalise, filter, de-duplicate and split.
 
     limit keeps the first ``limit`` examples of each file (for dry runs); mixture weighs each
-    corpus's training pairs (parse_mixture); the validation pairs are never repeated."""
+    corpus's training pairs (parse_mixture); the validation pairs are never repeated. With
+    hansard_tag the Hansard's pairs carry the domain tag; hansard_clean takes what is
+    parliament's alone out of them (train/parliament.py)."""
     weights = mixture or {}
     train: list[Example] = []
     valid: list[Example] = []
@@ -228,6 +246,7 @@ def load_corpus(
                 + (f", weight {weight:g}" if split == "train" else "")
             )
     train.extend(dictionary_examples(data_dir, weights, limit, notes))
+    train.extend(hansard_examples(data_dir, weights, limit, hansard_tag, hansard_clean, notes))
     return Corpus(train, valid, notes)
 
 
@@ -294,6 +313,35 @@ def dictionary_examples(
             f"the held-out terms, weight {weight:g}"
         )
     return examples
+
+
+def hansard_examples(
+    data_dir: Path,
+    weights: dict[str, float],
+    limit: int | None,
+    tag: bool,
+    clean: bool,
+    notes: list[str],
+) -> list[Example]:
+    """The Hansard's training pairs when the mixture gives it a weight above 0: cleaned of what
+    is parliament's alone (``clean``), carrying the domain tag (``tag``)."""
+    weight = corpus_weight(weights, "hansard", "fr")
+    path = data_dir / HANSARD_FILES["fr"]
+    if not weight:
+        return []
+    if not path.is_file():
+        notes.append(f"skipped {path}: not found")
+        return []
+    pairs = read_tsv_pairs(path, limit)
+    chosen = parliament_cleaned(pairs) if clean else pairs
+    kept = [replace(e, tagged=tag) for e in clean_pairs("fr", chosen)]
+    notes.append(
+        f"{HANSARD_FILES['fr']}: {len(pairs)} pairs, "
+        + (f"{len(chosen)} after taking out parliament's formulas, " if clean else "")
+        + f"{len(kept)} kept after cleaning, weight {weight:g}"
+        + (", sources tagged" if tag else "")
+    )
+    return repeat_by_weight(kept, weight)
 
 
 def read_tsv_pairs(path: Path, limit: int | None = None) -> list[list[str]]:

@@ -72,10 +72,10 @@ def study_model(folder: Path) -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m train.dictionary_study", description=__doc__.split("\n")[0]
-    )
+def study_main(argv: list[str] | None, prog: str, doc: str, key: str, describe=study_model):
+    """A continuation study's command line: the model folders, checked, each described by
+    ``describe``, and the record put in ``--card``'s card under ``key``."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
     parser.add_argument(
         "models",
         type=Path,
@@ -89,11 +89,15 @@ def main(argv: list[str] | None = None) -> int:
     if problems := missing_records(args.models):
         parser.error("; ".join(problems))
     record = {
-        "command": command_line("python -m train.dictionary_study", argv),
-        "models": [study_model(folder) for folder in args.models],
+        "command": command_line(prog, argv),
+        "models": [describe(folder) for folder in args.models],
     }
-    publish(record, STUDY_KEY, args.card)
+    publish(record, key, args.card)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return study_main(argv, "python -m train.dictionary_study", __doc__, STUDY_KEY)
 
 
 if __name__ == "__main__":

@@ -128,7 +128,10 @@ def cache_key(examples: list[Example], vocabulary_files: Iterable[Path], max_len
     for path in [*vocabulary_files, *(REPO / name for name in ENCODING_CODE)]:
         if Path(path).is_file():
             digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
-    text = "\n".join(f"{e.target}\t{e.source_text}\t{e.target_text}" for e in examples)
+    text = "\n".join(
+        f"{e.target}\t{e.source_text}\t{e.target_text}" + ("\ttagged" if e.tagged else "")
+        for e in examples
+    )
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
 

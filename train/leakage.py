@@ -9,6 +9,10 @@ default mixture's corpora: Tatoeba, Multi30k train, general), never in its own l
 and not in the English source sentence (a name copied from the source is no leak). FLORES-200
 devtest is translated with the paper's beam 4 and alpha 0.6; its human references are counted by the
 same rule, as the rule's own false alarms.
+
+Beside it, for French, parliament's register (issue #61): the translations that say "Monsieur le
+Président", "député(e)" or "honorable" where the English source has no "Speaker", "member" or
+"honourable" (a Hansard-trained model's habit, not the source's meaning).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from train.study_args import command_line, publish, study_parser
 
 WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 SHOWN = 10  # the most frequent leaked words a count lists
+REGISTER = re.compile(r"Monsieur le Président|\bdéputée?s?\b|\bhonorables?\b", re.IGNORECASE)
+REGISTER_SOURCE = re.compile(r"\b(?:speaker|members?|honou?rable)\b", re.IGNORECASE)
 
 
 def words(text: str) -> list[str]:
@@ -63,6 +69,21 @@ def leakage_counts(
     }
 
 
+def register_count(translations: list[str], sources: list[str]) -> dict:
+    """How many French translations speak parliament's register that their source does not
+    (REGISTER without REGISTER_SOURCE), with the first few of them."""
+    hits = [
+        (source, translation)
+        for translation, source in zip(translations, sources)
+        if REGISTER.search(translation) and not REGISTER_SOURCE.search(source)
+    ]
+    return {
+        "sentences": len(translations),
+        "sentences_with_register": len(hits),
+        "examples": [f"{source} -> {translation}" for source, translation in hits[:3]],
+    }
+
+
 def leakage_record(translator: Translator, data_dir: Path, limit: int | None, command: str):
     """card.json's ``leakage``: per target language, the counts in the model's FLORES devtest
     translations and in the references."""
@@ -73,14 +94,18 @@ def leakage_record(translator: Translator, data_dir: Path, limit: int | None, co
         sources, references = (lines[:limit] for lines in flores_devtest(data_dir, target))
         outputs = translator.translate_batch(sources, target)
         own, foreign = vocabularies[target], vocabularies[other]
-        results.append(
-            {
-                "pair": f"en-{target}",
-                "words_of": other,
-                "translations": leakage_counts(outputs, sources, own, foreign),
-                "references": leakage_counts(references, sources, own, foreign),
+        result = {
+            "pair": f"en-{target}",
+            "words_of": other,
+            "translations": leakage_counts(outputs, sources, own, foreign),
+            "references": leakage_counts(references, sources, own, foreign),
+        }
+        if target == "fr":
+            result["register"] = {
+                "translations": register_count(outputs, sources),
+                "references": register_count(references, sources),
             }
-        )
+        results.append(result)
     return {
         "command": command,
         "test_set": "FLORES-200 devtest",

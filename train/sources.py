@@ -1,5 +1,6 @@
 """The corpora a model card names: each one's name, size, licence and attribution, and which of
-the dictionaries (GPL-2+, named only when a run trained on them) a run's mixture read."""
+the dictionaries (GPL-2+) and the Hansard, named only when a run trained on them, a run's mixture
+read."""
 
 from __future__ import annotations
 
@@ -80,6 +81,16 @@ DICTIONARY_SOURCES = {  # train/data.py's DICTIONARY_FILES: named when a run tra
 }
 
 
+HANSARD_SOURCE = {  # train/data.py's HANSARD_FILES: named when a run trains on it
+    "name": "Aligned Hansards of the 36th Parliament of Canada, English-French (House of Commons "
+    "and Senate debates, 1997-2000; release 2001-1a)",
+    "pairs": 927788,
+    "license": "research use",
+    "attribution": "U. Germann, USC/ISI, Aligned Hansards of the 36th Parliament of Canada, via "
+    "github EKarton/English-French-Translator",
+}
+
+
 def dictionary_weights(recipe: dict) -> dict[str, float]:
     """The dictionaries a run's mixture gave a weight above 0 (train/data.py), with it."""
     weights = parse_mixture(recipe.get("mixture", ""))
@@ -90,6 +101,9 @@ def dictionary_weights(recipe: dict) -> dict[str, float]:
     }
 
 
-def trained_dictionaries(recipe: dict) -> list[dict]:
-    """The card's data sources for the dictionaries the run trained on (GPL-2+: named)."""
-    return [DICTIONARY_SOURCES[corpus] for corpus in dictionary_weights(recipe)]
+def trained_named_corpora(recipe: dict) -> list[dict]:
+    """The card's data sources for the corpora read only when named that the run trained on:
+    the dictionaries (GPL-2+) and the Hansard (research use)."""
+    hansard = corpus_weight(parse_mixture(recipe.get("mixture", "")), "hansard", "fr") > 0
+    dictionaries = [DICTIONARY_SOURCES[corpus] for corpus in dictionary_weights(recipe)]
+    return dictionaries + ([HANSARD_SOURCE] if hansard else [])

@@ -53,7 +53,13 @@ def start_run(config: TrainConfig, dist: Distributed, log: Callable[[str], None]
     torch.manual_seed(config.seed)
     random.seed(config.seed)
     mixture, limit = parse_mixture(config.mixture), config.data_limit or None
-    corpus = load_corpus(config.data_dir_path, limit=limit, mixture=mixture)
+    corpus = load_corpus(
+        config.data_dir_path,
+        limit=limit,
+        mixture=mixture,
+        hansard_tag=config.hansard_tag,
+        hansard_clean=config.hansard_clean,
+    )
     if not corpus.train:
         raise SystemExit(f"no training data found in {config.data_dir}: {corpus.notes}")
     if dist.main:

@@ -227,6 +227,41 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
 def dictionary_study_section(record: dict | None) -> list[str]:
     """Issue #51's continuations beside the model they started from (train/dictionary_study.py):
     test scores, the term test and leakage, then the examples' translations."""
+    return continuation_section(
+        record,
+        "## Dictionary corpora: equal-step continuations (issue #51)",
+        "Term test (held-out dictionary terms, share matched) and leakage (train/leakage.py):",
+    )
+
+
+def hansard_study_section(record: dict | None) -> list[str]:
+    """Issue #61's continuations with the Hansard (train/hansard_study.py): as the dictionary
+    study, with how each read the Hansard and the register count."""
+    return continuation_section(
+        record,
+        "## The Hansard: equal-step continuations (issue #61)",
+        "Term test (held-out dictionary terms, share matched), leakage and parliament's register "
+        "(FLORES French outputs that say 'Monsieur le Président', 'député(e)' or 'honorable' "
+        "where the English has no 'Speaker', 'member' or 'honourable'; train/leakage.py):",
+    )
+
+
+def recipe_text(model: dict) -> str:
+    """A compared model's steps and mixture, and how it read the Hansard when it did."""
+    hansard = model.get("hansard", {})
+    how = [
+        name
+        for key, name in (("hansard_tag", "tagged"), ("hansard_clean", "cleaned"))
+        if hansard.get(key)
+    ]
+    return f"`{model['model']}` {model['steps']:,} steps, `{model['mixture']}`" + (
+        f" (the Hansard {' and '.join(how)})" if how else ""
+    )
+
+
+def continuation_section(record: dict | None, title: str, measures: str) -> list[str]:
+    """Continuations of one model beside it: test scores, the term test, leakage (and the
+    register count, when counted), then the examples' translations."""
     if not record:
         return []
     models = record["models"]
@@ -244,25 +279,28 @@ def dictionary_study_section(record: dict | None) -> list[str]:
         [f"FLORES sentences with {key}", *(str(model["leakage"][key]) for model in models)]
         for key in models[0]["leakage"]
     ]
+    if any("register" in model for model in models):
+        registers = [
+            "-" if model.get("register") is None else str(model["register"]) for model in models
+        ]
+        leaks.append(["FLORES French sentences in parliament's register", *registers])
     examples = [
         [key, *(model["examples"].get(key, "-") for model in models)]
         for key in models[0]["examples"]
     ]
     return [
-        "## Dictionary corpora: equal-step continuations (issue #51)",
+        title,
         "",
         "The first model is the one the others continued, each for the same steps with the same "
         "seed and recipe, differing only in the mixture: "
-        + "; ".join(
-            f"`{model['model']}` {model['steps']:,} steps, `{model['mixture']}`" for model in models
-        )
+        + "; ".join(recipe_text(model) for model in models)
         + f". `{record['command']}`",
         "",
         "BLEU / chrF (sacreBLEU, beam 4):",
         "",
         *markdown_table(["test set", *names], scores),
         "",
-        "Term test (held-out dictionary terms, share matched) and leakage (train/leakage.py):",
+        measures,
         "",
         *markdown_table(["", *names], terms + leaks),
         "",

@@ -164,13 +164,13 @@ def test_the_mixture_line_names_a_dictionary_only_when_the_run_trained_on_it():
     shipped = "tatoeba=1,multi30k=6,general=3,general.fr=2"
     expected = "tatoeba 1, multi30k 6, general 3 (en-fr 2)"
     assert card_md.mixture_text({"mixture": shipped}) == expected
-    assert sources.trained_dictionaries({"mixture": shipped}) == []
+    assert sources.trained_named_corpora({"mixture": shipped}) == []
     recipe = {"mixture": shipped + ",ding-sentences=1,ding-terms=0.05"}
     line = card_md.mixture_text(recipe)
     assert line.startswith("tatoeba 1, multi30k 6, general 3 (en-fr 2), ding-sentences 1, ")
     assert line.endswith("ding-terms 0.05; the term test's held-out terms left out")
     assert "freedict" not in line
-    named = sources.trained_dictionaries(recipe)
+    named = sources.trained_named_corpora(recipe)
     assert [d["pairs"] for d in named] == [21478, 357405]
     assert {d["license"] for d in named} == {"GPL-2+"}
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from train import dictionary_study
+from train import dictionary_study, hansard_study
 
 SHIPPED = Path(__file__).resolve().parents[2] / "pretrained" / "en-de-fr"
 
@@ -79,3 +79,25 @@ def test_a_card_without_the_records_is_named_before_anything_is_written(tmp_path
     assert exit_info.value.code == 2
     assert f"{bare}: its card.json has no term_test, leakage, examples" in capsys.readouterr().err
     assert "dictionary_study" not in json.loads((bare / "card.json").read_text())
+
+
+def test_the_hansard_study_adds_how_each_read_it_and_the_register_count(tmp_path):
+    start = write_model_card(tmp_path / "start", "tatoeba=1", 15.9, 0.056)
+    tagged = write_model_card(tmp_path / "h61-tag" / "model", "tatoeba=1,hansard=0.4", 16.0, 0.05)
+    card = json.loads((tagged / "card.json").read_text())
+    card["training"]["recipe"].update(hansard_tag=True, hansard_clean=True)
+    card["leakage"]["results"][0]["register"] = {"translations": {"sentences_with_register": 3}}
+    (tagged / "card.json").write_text(json.dumps(card))
+    target = tmp_path / "card"
+    target.mkdir()
+    shutil.copy(SHIPPED / "card.json", target / "card.json")
+    assert hansard_study.main([str(start), str(tagged), "--card", str(target)]) == 0
+
+    first, second = json.loads((target / "card.json").read_text())["hansard_study"]["models"]
+    assert first["register"] is None and second["register"] == 3
+    assert second["hansard"] == {"hansard_tag": True, "hansard_clean": True}
+    section = (target / "card.md").read_text().split("## The Hansard", 1)[1].split("\n## ", 1)[0]
+    assert "`h61-tag` 4,000 steps, `tatoeba=1,hansard=0.4` (the Hansard tagged and cleaned)" in (
+        section
+    )
+    assert "| FLORES French sentences in parliament's register | - | 3 |" in section

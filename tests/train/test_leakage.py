@@ -6,7 +6,7 @@ import pytest
 
 from train import leakage
 from train.data import default_data_dir
-from train.leakage import leakage_counts, leaked_words
+from train.leakage import leakage_counts, leaked_words, register_count
 
 GERMAN = {"die", "maschine", "hat", "sich", "verbessert", "hallo", "berlin", "art"}
 FRENCH = {"la", "machine", "a", "beaucoup", "art", "dans", "ces"}
@@ -42,3 +42,16 @@ def test_the_dry_run_counts_ten_flores_sentences_each_way_on_the_shipped_model(c
         ("en-fr", "de"),
     ]
     assert all(r["translations"]["sentences"] == 10 for r in record["results"])
+
+
+def test_the_register_count_is_parliament_that_the_source_does_not_say():
+    sources = ["The member of the team won.", "The command was given.", "Mr. Speaker, no."]
+    outputs = [
+        "Le député de l'équipe a gagné.",
+        "Le député a donné l'ordre.",
+        "Monsieur le Président, non.",
+    ]
+    count = register_count(outputs, sources)
+    assert count["sentences_with_register"] == 1
+    assert count["examples"] == ["The command was given. -> Le député a donné l'ordre."]
+    assert register_count(["L'honorable juge."], ["The judge."])["sentences_with_register"] == 1

@@ -1,0 +1,53 @@
+"""Issue #61's comparison: continuations of the shipped model with the Hansard in their mixture
+(weighed, tagged, cleaned), side by side with the model they started from and a control, recorded
+in a model card.
+
+    BASE=tatoeba=1,multi30k=6,general=3,general.fr=2
+    python -m train --preset cpu --init-from pretrained/en-de-fr --max-steps 4000 --seed 51 \\
+        --out runs/h61-tag --mixture $BASE,hansard=0.4 --hansard-tag --hansard-clean ...
+    for RUN in runs/h61-tag runs/h61-small; do
+      python -m train.card --run $RUN
+      python -m train.term_test --model $RUN/model --card $RUN/model
+      python -m train.leakage --model $RUN/model --card $RUN/model
+    done
+    python -m train.hansard_study pretrained/en-de-fr runs/h61-tag/model runs/h61-small/model \\
+        --card pretrained/en-de-fr
+
+Each card must hold what train.dictionary_study needs; the leakage record's register count
+(train/leakage.py) is read when it is there. The card gets ``hansard_study`` in card.json and a
+section in card.md (train/study_sections.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from core.files.model_dir import ModelDir
+from train.dictionary_study import study_main, study_model
+
+STUDY_KEY = "hansard_study"
+
+
+def hansard_model(folder: Path) -> dict:
+    """train.dictionary_study's description of one model, with how it read the Hansard and how
+    many FLORES French outputs speak parliament's register (None when not counted)."""
+    card = ModelDir(folder).read_card()
+    recipe = card.get("training", {}).get("recipe", {})
+    french = next(
+        (r for r in card["leakage"]["results"] if r["pair"] == "en-fr" and "register" in r), None
+    )
+    register = french["register"]["translations"]["sentences_with_register"] if french else None
+    return {
+        **study_model(folder),
+        "hansard": {key: recipe.get(key, False) for key in ("hansard_tag", "hansard_clean")},
+        "register": register,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    return study_main(argv, "python -m train.hansard_study", __doc__, STUDY_KEY, hansard_model)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
