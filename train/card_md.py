@@ -278,4 +278,29 @@ def data_section(card: dict) -> list[str]:
         "The Tatoeba files exclude every pair whose English or target side occurs in the public "
         "Tatoeba test sets or in the Multi30k test sets. The validation split is carved by English "
         "sentence: no English sentence is on both sides.",
+        "",
+        model_terms(card["data"]),
     ]
+
+
+# What each kind of licence asks of a model derived from the data, by a word its licence holds
+LICENCE_DUTIES = (
+    ("research", "use for research only"),
+    ("BY-SA", "share-alike: the model is shared under CC BY-SA 4.0"),
+    ("CC-BY", "attribution, as above"),
+    ("GPL", "the GPL-2+'s terms for a work derived from the dictionaries"),
+)
+
+
+def model_terms(data: list[dict]) -> str:
+    """The terms the weights carry, derived from the licences of the data they were trained on
+    (CC0 asks nothing); the code's own licence is the repository's LICENSE."""
+    duties = []
+    for word, duty in LICENCE_DUTIES:
+        names = [d["name"].split(" (")[0] for d in data if word in d["license"]]
+        if names:
+            duties.append(f"{duty} ({'; '.join(dict.fromkeys(names))})")
+    return (
+        "**Terms of the model.** The weights are derived from every corpus above and carry their "
+        "terms: " + "; ".join(duties) + ". The code that trained them is MIT-licensed (LICENSE)."
+    )

@@ -227,3 +227,15 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
 def test_the_shipped_card_md_is_what_the_card_code_makes_of_its_card_json():
     shipped = json.loads((SHIPPED / "card.json").read_text())
     assert card_md.card_markdown(shipped) == (SHIPPED / "card.md").read_text()
+
+
+def test_the_models_terms_follow_from_its_datas_licences():
+    data = [
+        {"name": "Tatoeba English-French (release)", "license": "CC-BY 2.0 FR"},
+        {"name": "Multi30k task 1 (en-de)", "license": "research use"},
+        {"name": "MLQE-PE", "license": "CC0"},
+    ]
+    terms = card_md.model_terms(data)
+    assert "use for research only (Multi30k task 1)" in terms
+    assert "attribution, as above (Tatoeba English-French)" in terms
+    assert "MLQE" not in terms and "share-alike" not in terms  # CC0 asks nothing
