@@ -8,7 +8,11 @@ import pytest
 import torch
 
 from core import Translator
-from core.inspection.attribution import (
+from tests.conftest import skip_without_app
+
+skip_without_app()
+
+from core.inspection.attribution import (  # noqa: E402
     contrast,
     cross_rollout,
     lenses,
