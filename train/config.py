@@ -30,6 +30,9 @@ HELP = {
     "max_tokens": "padded tokens per batch (per GPU), source or target side, whichever is longer",
     "max_steps": "stop after this many optimizer steps",
     "max_minutes": "stop after this much training time (summed over resumes); 0 = no limit",
+    "stop_at": "stop training at this wall-clock time (seconds since the epoch, time.time()), "
+    "whatever --max-minutes says, and export; 0 = no deadline (python -m train.gpu_run sets it so "
+    "that a run keeps its --wall-minutes)",
     "warmup": "warm-up steps of the paper's learning-rate schedule",
     "lr_scale": "factor on lr = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)",
     "label_smoothing": "label smoothing epsilon (the paper: 0.1)",
@@ -102,6 +105,7 @@ class TrainConfig:
     max_tokens: int = 6000
     max_steps: int = 100_000
     max_minutes: float = 68.0
+    stop_at: float = 0.0
     warmup: int = 1000
     lr_scale: float = 0.5
     label_smoothing: float = 0.1

@@ -118,12 +118,15 @@ class Trainer:
     # -- training ------------------------------------------------------------------------------
 
     def out_of_time(self) -> bool:
-        """Whether --max-minutes of training have passed; with several processes asked only at
-        a logged step (the processes agree by a collective, which waits for the GPU)."""
-        limit = self.config.max_minutes * 60
-        if not limit or (self.dist.world_size > 1 and self.step % self.config.log_every):
+        """Whether --max-minutes of training have passed, or the wall clock reached --stop-at;
+        with several processes asked only at a logged step (the processes agree by a collective,
+        which waits for the GPU: all stop when one is over)."""
+        limit, stop_at = self.config.max_minutes * 60, self.config.stop_at
+        between_logs = self.dist.world_size > 1 and self.step % self.config.log_every
+        if not (limit or stop_at) or between_logs:
             return False
-        return self.dist.mean(self.train_seconds) >= limit
+        over = (limit and self.train_seconds >= limit) or (stop_at and time.time() >= stop_at)
+        return self.dist.mean(float(bool(over))) > 0
 
     def train_step(self, batch: Batch) -> tuple[torch.Tensor, int]:
         """One update; the loss per token stays on the device (reading it would wait for it)."""
