@@ -24,7 +24,7 @@ def epoch_loader(trainer: Trainer) -> DataLoader:
         trainer.pairs_of_epoch = trainer.epoch
         trainer.log(f"{len(trainer.train_pairs)} training pairs in epoch {trainer.epoch}")
     config, rank, world = trainer.config, trainer.dist.rank, trainer.dist.world_size
-    lengths, seed = trainer.train_pairs.lengths.tolist(), config.seed + trainer.epoch
+    lengths, seed = trainer.train_pairs.lengths, config.seed + trainer.epoch
     batches = token_batches(lengths, config.max_tokens, seed, config.length_bucket)
     usable = len(batches) - len(batches) % world
     mine = batches[rank:usable:world][trainer.batch_in_epoch :]
