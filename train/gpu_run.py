@@ -63,7 +63,10 @@ REPORT = "report.json"
 TEST_SECONDS = 150  # the gpu tests' share of the ten minutes
 REHEARSAL_SENTENCES = 20  # per test set and language, scored in a rehearsal
 REHEARSAL_MINUTES = 0.25
-CPU_PEAK_REPEATS = 3  # a rehearsal's training time at most
+CPU_PEAK_REPEATS = 3
+# A few minutes' run of some thousands of steps: its final model averages checkpoints of its last
+# fifth (train/checkpoints.py), a few hundred steps apart
+GPU_CHECKPOINT_EVERY = 250  # a rehearsal's training time at most
 # What the run takes after its training minutes: the export's averaging and validation, scoring
 # 4,048 sentences with beam 4 and packing (an estimate, until a GPU run's report.json measures
 # it); a rehearsal's few sentences take far less
@@ -127,6 +130,7 @@ def train_command(args: argparse.Namespace, run: Path, stop_at: float) -> list[s
         command += ["--snapshot-steps", ""]
     if args.rehearse:  # the step cap far away: the minutes stop it
         return [*command, "--dry-run", "--device", "cpu", "--max-steps", "100000", "--compile"]
+    command += ["--checkpoint-every", str(GPU_CHECKPOINT_EVERY)]
     return [*command, "--preset", "gpu", "--device", "cuda", "--vocab-from", str(args.vocab_from)]
 
 

@@ -7,15 +7,18 @@ import subprocess
 import sys
 import tarfile
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
 
 from core.files.checkpoint import safe_load
+from core.files.model_dir import step_file
 from core.translator import Translator
 from tests.training import write_tiny_data
 from train import gpu_run
+from train.checkpoints import checkpoints_to_average
 from train.environment import without_app
 from train.trainer import Trainer
 
@@ -182,3 +185,18 @@ def test_a_failed_phase_still_writes_the_report_with_what_was_measured(tmp_path)
     assert "train and export" not in report["phases_seconds"]
     assert "no training data found" in report["failed"]["error"]
     assert report["failed"]["phase"] == "train and export"
+
+
+@pytest.mark.parametrize(
+    ("steps", "final", "expected"),
+    [
+        ([1000, 2000, 3000, 4000, 5000], 5000, [4000, 5000]),  # a short run: not its warm-up
+        ([26000, 27000, 28000, 29000, 30000], 30000, [26000, 27000, 28000, 29000, 30000]),
+        ([10, 20, 30], 30, [30]),
+        ([100, 200, 300, 310], 310, [300, 310]),  # the last step, saved after its loop
+    ],
+)
+def test_the_final_model_averages_checkpoints_of_the_runs_last_fifth_only(steps, final, expected):
+    paths = [Path(step_file(step)) for step in steps]
+    chosen = checkpoints_to_average(paths, count=5, final_step=final)
+    assert chosen == [Path(step_file(step)) for step in expected]
