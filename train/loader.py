@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, Sampler
 
 from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID
 from train.batching import padded_width
@@ -62,20 +62,29 @@ def collate(pairs: FlatPairs, rows: list[int], bucket: int = 0, max_tokens: int 
     return Batch(*tensors, int(lengths[:, 1].sum()))
 
 
-class EpochBatches(Dataset):
-    """An epoch's batches, from a given one on: item k is batch k collated."""
+class PairBatches(Dataset):
+    """Batches of ``pairs``: item ``rows`` (pair indices, as token_batches gives them) is those
+    rows collated. The DataLoader's sampler (:class:`EpochOrder`) hands each worker the rows."""
 
-    def __init__(
-        self, pairs: FlatPairs, batches: list[list[int]], bucket: int, max_tokens: int
-    ) -> None:
-        self.pairs, self.batches = pairs, batches
-        self.bucket, self.max_tokens = bucket, max_tokens
+    def __init__(self, pairs: FlatPairs, bucket: int, max_tokens: int) -> None:
+        self.pairs, self.bucket, self.max_tokens = pairs, bucket, max_tokens
+
+    def __getitem__(self, rows) -> Batch:
+        return collate(self.pairs, rows, self.bucket, self.max_tokens)
+
+
+class EpochOrder(Sampler):
+    """The batches of an epoch, in order; set anew for each epoch, so that one DataLoader, and
+    its workers, serves every epoch over the same pairs."""
+
+    def __init__(self, batches: list) -> None:
+        self.batches = batches
+
+    def __iter__(self):
+        return iter(self.batches)
 
     def __len__(self) -> int:
         return len(self.batches)
-
-    def __getitem__(self, k: int) -> Batch:
-        return collate(self.pairs, self.batches[k], self.bucket, self.max_tokens)
 
 
 def loader_workers(choice: int, device: torch.device, world_size: int) -> int:
@@ -89,19 +98,32 @@ def loader_workers(choice: int, device: torch.device, world_size: int) -> int:
     return max(0, min(MAX_GPU_LOADER_WORKERS, (cores or 1) // world_size - 1))
 
 
-def batch_loader(dataset: EpochBatches, workers: int, device: torch.device) -> DataLoader:
-    """The batches in order, collated ahead in ``workers`` processes, pinned for a GPU."""
+def batch_loader(
+    pairs: FlatPairs, batches: list, bucket: int, max_tokens: int, workers: int, device
+) -> DataLoader:
+    """``batches`` of ``pairs`` in order, collated ahead in ``workers`` processes, pinned for a
+    GPU. The workers persist: the next epoch over the same pairs sets ``loader.sampler.batches``
+    and iterates again, without forking new workers (:func:`next_epoch`)."""
     return DataLoader(
-        dataset,
+        PairBatches(pairs, bucket, max_tokens),
         batch_size=None,  # an item is a whole batch already
-        shuffle=False,  # token_batches shuffled them, by the epoch's seed
+        sampler=EpochOrder(batches),  # token_batches shuffled them, by the epoch's seed
         num_workers=workers,
         pin_memory=device.type == "cuda",
         prefetch_factor=PREFETCH_BATCHES if workers else None,
+        persistent_workers=workers > 0,
         # each iterator draws a seed for its workers: from a generator of its own, not the one
         # dropout draws from, so that a resumed run draws as the unbroken one did
         generator=torch.Generator(),
     )
+
+
+def next_epoch(loader: DataLoader | None, pairs: FlatPairs, batches: list) -> DataLoader | None:
+    """``loader`` set to serve ``batches`` next, if it serves these ``pairs``; else None."""
+    if loader is None or loader.dataset.pairs is not pairs:
+        return None
+    loader.sampler.batches = batches
+    return loader
 
 
 def to_device(batch: Batch, device: torch.device) -> tuple[torch.Tensor, ...]:

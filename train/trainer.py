@@ -52,7 +52,7 @@ class Trainer:
             config.concat_fraction, config.copy_fraction, config.number_copies,
             config.spelling_fraction,
         )  # fmt: skip
-        self.pairs_of_epoch, self.base_pairs = -1, None
+        self.pairs_of_epoch, self.base_pairs, self.loader = -1, None, None
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, fused=True
         )
@@ -68,6 +68,8 @@ class Trainer:
         self.forward = TranslationLoss(
             self.model, config.label_smoothing, DTYPES[self.dtype], chunk_rows
         )
+        if config.compile and not chunk_rows:  # the GPU's loss, over all the logits
+            self.forward.compile_logits_loss()
         if self.dist.world_size > 1:
             device_ids = None if self.device.type == "cpu" else [self.device]
             self.forward = DistributedDataParallel(self.forward, device_ids=device_ids)

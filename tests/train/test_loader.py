@@ -20,7 +20,7 @@ from train.config import parse_args
 from train.data import load_corpus
 from train.encoded_corpus import FlatPairs, encoded_pairs, read_cached
 from train.hardware import FastPaths
-from train.loader import EpochBatches, batch_loader, collate
+from train.loader import batch_loader, collate, next_epoch
 from train.loss import TranslationLoss
 from train.start import prepare_tokenizer
 
@@ -98,15 +98,20 @@ def test_dataloader_batches_equal_the_row_by_row_collation(corpus_and_tokenizer,
     lists = encode_examples(tokenizer, corpus.train, 96)
     pairs = FlatPairs.from_lists(lists)
     batches = token_batches(pairs.lengths.tolist(), 400, seed=3)
-    loader = batch_loader(EpochBatches(pairs, batches, 0, 400), workers, torch.device("cpu"))
-    seen = 0
-    for rows, batch in zip(batches, loader, strict=True):
-        expected = row_by_row([lists[i] for i in rows])
-        for tensor, reference in zip(batch[:3], expected):
-            assert torch.equal(tensor, reference)
-        assert batch.n_tokens == int((expected[2] != PAD_ID).sum())
-        seen += 1
-    assert seen == len(batches) > 10
+    loader = batch_loader(pairs, batches, 0, 400, workers, torch.device("cpu"))
+    again = token_batches(pairs.lengths, 400, seed=4)  # the next epoch, by the same workers
+    for epoch, order in enumerate((batches, again)):
+        if epoch:
+            assert next_epoch(loader, pairs, order) is loader
+        seen = 0
+        for rows, batch in zip(order, loader, strict=True):
+            expected = row_by_row([lists[i] for i in rows])
+            for tensor, reference in zip(batch[:3], expected):
+                assert torch.equal(tensor, reference)
+            assert batch.n_tokens == int((expected[2] != PAD_ID).sum())
+            seen += 1
+        assert seen == len(order) > 10
+    assert next_epoch(loader, FlatPairs.from_lists(lists), again) is None  # other pairs
 
 
 def test_bucketed_batches_have_one_shape_per_width_and_the_same_loss(corpus_and_tokenizer):
@@ -149,6 +154,7 @@ def test_compiled_layers_build_no_graph_after_the_warm_up(corpus_and_tokenizer):
     FastPaths.for_device(torch.device("cuda")).apply(model)  # the paths a GPU compiles
     compile_layers(model, backend="aot_eager")
     loss = TranslationLoss(model, 0.1, torch.float32, chunk_rows=0)
+    loss.compile_logits_loss(backend="aot_eager")  # the GPU's loss, compiled too
     torch._dynamo.reset()
     counters.clear()
     for width in (padded_width(SHORTEST_WARM_UP, 8), padded_width(95, 8)):
@@ -160,7 +166,26 @@ def test_compiled_layers_build_no_graph_after_the_warm_up(corpus_and_tokenizer):
         loss(*batch[:3]).backward()
         widths.add(batch.source.shape[1])
     assert len(widths) >= 3
-    assert counters["stats"]["unique_graphs"] == after_warm_up <= 4
+    assert counters["stats"]["unique_graphs"] == after_warm_up <= 6  # 2 per layer kind, 2 loss
+    torch._dynamo.reset()
+
+
+def test_the_compiled_loss_gives_the_eager_loss_and_gradients():
+    torch.manual_seed(0)
+    shape = {"n_encoder_layers": 1, "n_decoder_layers": 1, "d_ff": 32, "dropout": 0.0}
+    model = Transformer(ModelConfig(vocab_size=50, d_model=16, n_heads=2, max_len=40, **shape))
+    source, target_in, target_out = torch.randint(4, 50, (3, 5, 12))
+    target_out[:, 9:] = PAD_ID
+    results = []
+    for compiled in (False, True):
+        loss = TranslationLoss(model, 0.1, torch.float32, chunk_rows=0)
+        if compiled:
+            loss.compile_logits_loss(backend="aot_eager")
+        model.zero_grad()
+        value = loss(source, target_in, target_out)
+        value.backward()
+        results.append((value.detach(), model.embedding.weight.grad.clone()))
+    torch.testing.assert_close(results[0], results[1])
     torch._dynamo.reset()
 
 
