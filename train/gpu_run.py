@@ -281,6 +281,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             f"--wall-minutes {args.wall_minutes} leaves no time to train: "
             f"{AFTER_TRAINING_MINUTES[args.device]} of them are kept for what follows training"
         )
+    if not args.data_dir.is_dir():  # at once, not after minutes of tests on a lent GPU
+        parser.error(
+            f"--data-dir {args.data_dir}: no such folder; copy the corpora there (see "
+            "train/data.py) or set ATTENTION_LAB_DATA"
+        )
     args.run_dir = args.run_dir or args.out.with_name(f"{args.out.name}-run")
     if args.run_dir.resolve().is_relative_to(args.out.resolve()):
         parser.error("--run-dir must not be inside --out: --out holds the deliverables only")

@@ -70,7 +70,8 @@ def test_a_duration_that_is_not_finite_and_positive_is_refused(tmp_path, capsys,
 
 
 def test_the_trainer_gets_the_minutes_exactly_and_a_deadline(tmp_path):
-    args = gpu_run.parse_args(["--out", str(tmp_path / "out"), "--minutes", "0.004"])
+    flags = ["--out", str(tmp_path / "out"), "--data-dir", str(tmp_path)]
+    args = gpu_run.parse_args([*flags, "--minutes", "0.004"])
     command = gpu_run.train_command(args, tmp_path / "run", stop_at=1234.5)
     assert command[command.index("--max-minutes") + 1] == "0.004"  # not "0.00": no limit
     assert command[command.index("--stop-at") + 1] == "1234.5"
@@ -79,12 +80,14 @@ def test_the_trainer_gets_the_minutes_exactly_and_a_deadline(tmp_path):
 
 
 def test_the_wall_budget_must_leave_time_to_train_and_the_run_folder_stay_out_of_out(tmp_path):
-    out = tmp_path / "out"
+    out = ["--out", str(tmp_path / "out"), "--data-dir", str(tmp_path)]
     with pytest.raises(SystemExit):
-        gpu_run.parse_args(["--out", str(out), "--wall-minutes", "2"])  # 3 kept for after
+        gpu_run.parse_args([*out, "--wall-minutes", "2"])  # 3 kept for after
     with pytest.raises(SystemExit):
-        gpu_run.parse_args(["--out", str(out), "--run-dir", str(out / "run")])
-    assert gpu_run.parse_args(["--out", str(out), "--rehearse", "--minutes", "9"]).minutes == 0.25
+        gpu_run.parse_args([*out, "--run-dir", str(tmp_path / "out" / "run")])
+    with pytest.raises(SystemExit):
+        gpu_run.parse_args([*out, "--data-dir", str(tmp_path / "no data")])
+    assert gpu_run.parse_args([*out, "--rehearse", "--minutes", "9"]).minutes == 0.25
 
 
 @pytest.mark.parametrize(
@@ -107,7 +110,7 @@ def test_training_stops_at_its_minutes_or_its_deadline_whichever_comes_first(
 def test_without_a_gpu_the_gpu_run_says_so_and_points_to_the_rehearsal(tmp_path, capsys):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    assert gpu_run.main(["--out", str(tmp_path / "run")]) == 2
+    assert gpu_run.main(["--out", str(tmp_path / "run"), "--data-dir", str(tmp_path)]) == 2
     assert "--rehearse" in capsys.readouterr().err
 
 
@@ -176,8 +179,9 @@ def test_a_rehearsal_stopped_by_sigterm_while_training_says_how_far_it_got(tmp_p
 
 @pytest.mark.slow
 def test_a_failed_phase_still_writes_the_report_with_what_was_measured(tmp_path):
-    out = tmp_path / "rehearsal"
-    flags = ["--rehearse", "--skip-tests", "--out", str(out), "--data-dir", str(tmp_path / "none")]
+    out, empty = tmp_path / "rehearsal", tmp_path / "empty"
+    empty.mkdir()
+    flags = ["--rehearse", "--skip-tests", "--out", str(out), "--data-dir", str(empty)]
     with pytest.raises(RuntimeError, match="no training data found"):
         gpu_run.main(flags)
     report = json.loads((out / "report.json").read_text())
