@@ -74,9 +74,22 @@ def sampled_segmentations(
 
 
 def padded_width(length, bucket: int):
-    """A batch's padded length: its longest side rounded up to a multiple of ``bucket`` (0:
-    the longest side itself); of an int or of a numpy array of them."""
-    return -(-length // bucket) * bucket if bucket else length
+    """A batch's padded length: its longest side rounded up to a width of the ladder of
+    ``bucket`` (0: the longest side itself); of an int or of a numpy array of them.
+
+    The ladder's steps grow with the length, as a float's do (3 significant bits): multiples of
+    ``bucket`` up to 8 x bucket, then of 2 x bucket up to 16 x bucket, of 4 x bucket up to 32 x
+    bucket, and so on. Rounding wastes under ``bucket`` positions up to 8 x bucket and under a
+    fifth of the width above, and the widths stay few: bucket 8 up to 128 pieces has 12 (8, 16,
+    .., 64, 80, 96, 112, 128). Plain multiples of 16 left 0.70 of the shipped mixture's padded
+    positions real (issue #56)."""
+    if not bucket:
+        return length
+    lengths = np.asarray(length, dtype=np.int64)
+    octave = np.floor(np.log2(np.maximum(lengths - 1, 1) / bucket)).astype(np.int64)
+    step = bucket * 2 ** np.maximum(octave - 2, 0)  # (length - 1) / bucket < 8: bucket
+    width = -(-lengths // step) * step
+    return int(width) if width.ndim == 0 else width
 
 
 def token_batches(

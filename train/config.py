@@ -50,7 +50,8 @@ HELP = {
     "both at start, take the faster: bf16 is fast with AMX or tensor cores, emulated on AVX2)",
     "compile": "torch.compile each encoder and decoder layer for training (one graph per kind "
     "of layer, shapes dynamic; its warm-up is timed apart from the training time)",
-    "length_bucket": "pad each batch's source and target to one width, a multiple of N, and its "
+    "length_bucket": "pad each batch's source and target to one width of a ladder (multiples of N "
+    "up to 8N, of 2N up to 16N, of 4N up to 32N, ...; train/batching.py), and its "
     "rows to --max-tokens // width, so that batches have few shapes (for --compile); 0 = pad "
     "each side to its longest row",
     "loader_workers": "DataLoader processes collating batches ahead of the step; -1 = none on a "
