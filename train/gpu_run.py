@@ -301,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     report = {"command": sys.argv, "run_dir": str(args.run_dir), "phases_seconds": {}}
     args.out.mkdir(parents=True, exist_ok=True)
     args.run_dir.mkdir(parents=True, exist_ok=True)
+    for earlier in [*args.out.glob(f"{ARCHIVE}.part-*"), args.out / "JOIN.txt"]:
+        earlier.unlink(missing_ok=True)  # an earlier run's parts would join into this one's
     try:
         with stopped_by_signals():
             run_phases(args, report, started, deadline)
@@ -315,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         raise
     finally:
-        if "training" not in report:
+        ended = report.get("stopped") or report.get("failed") or {}
+        if ended.get("phase") == "train and export":  # how far it got (not an earlier run's)
             report["training_progress"] = progress(args.run_dir)
         report["total_seconds"] = round(time.perf_counter() - started, 1)
         write_json(args.out / REPORT, report)
