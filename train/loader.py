@@ -7,11 +7,11 @@ A batch of rows i (train.batching.token_batches) is (section 5.1 of the paper)
     target_in   (B, T)  <s> y_1 .. y_m, then <pad>          the decoder's input
     target_out  (B, T)  y_1 .. y_m </s>, then <pad>         what it learns to predict
 
-S and T are each side's longest row, or with a length bucket both the longest side rounded up to
-a multiple of the bucket, W, and B then max_tokens // W rows, the rows past the batch's own
-filled with a one-token source and an all-pad target, which the loss ignores: every batch of one
-width has one shape. ``n_tokens`` counts the real target tokens, from the lengths on the host, so
-that nobody waits for the GPU to count them.
+S and T are each side's longest row, or with a length bucket each rounded up to a width of the
+bucket's ladder (train/batching.py), and B then max_tokens // max(S, T) rows, the rows past the
+batch's own filled with a one-token source and an all-pad target, which the loss ignores: every
+batch of the same two widths has one shape. ``n_tokens`` counts the real target tokens, from the
+lengths on the host, so that nobody waits for the GPU to count them.
 """
 
 from __future__ import annotations
@@ -40,14 +40,30 @@ class Batch(NamedTuple):
     n_tokens: int  # real target tokens
 
 
+def batch_shape(lengths: np.ndarray, bucket: int = 0, max_tokens: int = 0) -> tuple[int, int, int]:
+    """(B, S, T) of the batch of pairs of ``lengths`` (rows, 2): see the module docstring."""
+    if not bucket:
+        width_s, width_t = (int(longest) for longest in lengths.max(0))
+        return len(lengths), width_s, width_t
+    width_s, width_t = (padded_width(int(longest), bucket) for longest in lengths.max(0))
+    return max(len(lengths), max_tokens // max(width_s, width_t)), width_s, width_t
+
+
+def real_share(lengths: np.ndarray, batches: list, bucket: int, max_tokens: int) -> float:
+    """Of the positions that the ``batches`` of pairs of ``lengths`` (P, 2) pad to, the share
+    that holds real tokens, both sides counted."""
+    real = padded = 0
+    for rows in batches:
+        n_rows, width_s, width_t = batch_shape(lengths[rows], bucket, max_tokens)
+        real += int(lengths[rows].sum())
+        padded += n_rows * (width_s + width_t)
+    return real / max(padded, 1)
+
+
 def collate(pairs: FlatPairs, rows: list[int], bucket: int = 0, max_tokens: int = 0) -> Batch:
     """The padded batch of ``pairs``' ``rows`` (see the module docstring)."""
     lengths = pairs.lengths[rows]  # (B, 2)
-    if bucket:
-        width_s = width_t = padded_width(int(lengths.max()), bucket)
-        n_rows = max(len(rows), max_tokens // width_s)
-    else:
-        (width_s, width_t), n_rows = lengths.max(0), len(rows)
+    n_rows, width_s, width_t = batch_shape(lengths, bucket, max_tokens)
     source = np.full((n_rows, width_s), PAD_ID, np.int64)
     target_in = np.full((n_rows, width_t), PAD_ID, np.int64)
     target_out = np.full((n_rows, width_t), PAD_ID, np.int64)
