@@ -30,11 +30,14 @@ def epoch_loader(trainer: Trainer) -> DataLoader:
     batches = token_batches(lengths, config.max_tokens, seed, config.length_bucket)
     usable = len(batches) - len(batches) % world
     mine = batches[rank:usable:world][trainer.batch_in_epoch :]
-    trainer.loader = next_epoch(trainer.loader, trainer.train_pairs, mine) or batch_loader(
-        trainer.train_pairs, mine, config.length_bucket, config.max_tokens, trainer.workers,
-        trainer.device,
-    )  # fmt: skip
-    return trainer.loader
+    loader = next_epoch(trainer.loader, trainer.train_pairs, mine)
+    if loader is None:
+        loader = batch_loader(
+            trainer.train_pairs, mine, config.length_bucket, config.max_tokens, trainer.workers,
+            trainer.device,
+        )  # fmt: skip
+    trainer.loader = loader
+    return loader
 
 
 def epoch_pairs(trainer: Trainer) -> tuple[FlatPairs, FlatPairs | None]:
