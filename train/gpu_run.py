@@ -64,8 +64,8 @@ TEST_SECONDS = 150  # the gpu tests' share of the ten minutes
 REHEARSAL_SENTENCES = 20  # per test set and language, scored in a rehearsal
 REHEARSAL_MINUTES = 0.25
 CPU_PEAK_REPEATS = 3
-# A few minutes' run of some thousands of steps: its final model averages checkpoints of its last
-# fifth (train/checkpoints.py), a few hundred steps apart
+# A few minutes' run of some thousands of steps: its final model averages its last checkpoints, a
+# few hundred steps apart, from the run's last half (train/checkpoints.py)
 GPU_CHECKPOINT_EVERY = 250  # a rehearsal's training time at most
 # What the run takes after its training minutes: the export's averaging and validation, scoring
 # 4,048 sentences with beam 4 and packing (an estimate, until a GPU run's report.json measures
