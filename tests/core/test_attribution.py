@@ -8,6 +8,9 @@ import pytest
 import torch
 
 from core import Translator
+from core.inspection.minimal_pairs import COREFERENCE_PAIR, partner, word_changes
+from core.text.tokenizer import UNK_ID
+from core.translator import DEFAULT_MODEL
 from tests.conftest import skip_without_app
 
 skip_without_app()
@@ -21,9 +24,6 @@ from core.inspection.attribution import (  # noqa: E402
     rank_agreement,
     rollout,
 )
-from core.inspection.minimal_pairs import COREFERENCE_PAIR, partner, word_changes
-from core.text.tokenizer import UNK_ID
-from core.translator import DEFAULT_MODEL
 
 SENTENCE = "The small dog runs in the garden."
 
