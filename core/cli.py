@@ -56,6 +56,14 @@ def finite_float(text: str) -> float:
     return value
 
 
+def positive_float(text: str) -> float:
+    """A finite real number above 0, such as a duration (0 or nan would silently mean none)."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text!r}")
+    return value
+
+
 def whole_number(text: str) -> int:
     try:
         return int(text)

@@ -16,6 +16,7 @@ from core.model.transformer import Transformer
 from core.text.tokenizer import EOS_ID, Tokenizer
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
+from train.environment import APP_PACKAGES
 
 TINY = ModelConfig(
     vocab_size=400,
@@ -126,6 +127,13 @@ def surveyed(translator, pairs, tiny_model_dir):
     )
     assert len(calls) == work_units(len(pairs), len(result.pruning)) == 12
     return result
+
+
+def skip_without_app() -> None:
+    """Skip the calling test module (or conftest's folder) on a machine without the app's
+    packages: one that only trains (requirements-train.txt, train/environment.py)."""
+    for package in APP_PACKAGES:
+        pytest.importorskip(package, reason="the app's packages (requirements.txt) are missing")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from core.files.checkpoint import CheckpointError, atomic_save, safe_load, save_model
-from core.files.model_dir import RunDir
+from core.files.model_dir import RunDir, file_step
 from core.model.config import ModelConfig
 from train.config import TrainConfig
 
@@ -142,6 +142,19 @@ def refuse_other_architecture(
             f"{path} was trained with another architecture ({', '.join(changed)}): "
             f"start over with --fresh, or give another --out"
         )
+
+
+# The final model averages checkpoints from the last half of the run's steps only: a short run's
+# last --average-last checkpoints, every --checkpoint-every steps, reached back into its warm-up
+# (a 5,000-step run of the gpu preset, checkpoints every 1,000, averaged steps 1,000-5,000)
+AVERAGE_SPAN = 0.5
+
+
+def checkpoints_to_average(paths: list[Path], count: int, final_step: int) -> list[Path]:
+    """Of the run's checkpoints (by step), the last ``count`` that lie within the last
+    AVERAGE_SPAN of its ``final_step`` steps; the last checkpoint always."""
+    recent = [p for p in paths[-count:] if file_step(p) >= (1 - AVERAGE_SPAN) * final_step]
+    return recent or paths[-1:]
 
 
 def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:

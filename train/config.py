@@ -30,6 +30,9 @@ HELP = {
     "max_tokens": "padded tokens per batch (per GPU), source or target side, whichever is longer",
     "max_steps": "stop after this many optimizer steps",
     "max_minutes": "stop after this much training time (summed over resumes); 0 = no limit",
+    "stop_at": "stop training at this wall-clock time (seconds since the epoch, time.time()), "
+    "whatever --max-minutes says, and export; 0 = no deadline (python -m train.gpu_run sets it so "
+    "that a run keeps its --wall-minutes)",
     "warmup": "warm-up steps of the paper's learning-rate schedule",
     "lr_scale": "factor on lr = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)",
     "label_smoothing": "label smoothing epsilon (the paper: 0.1)",
@@ -47,9 +50,10 @@ HELP = {
     "both at start, take the faster: bf16 is fast with AMX or tensor cores, emulated on AVX2)",
     "compile": "torch.compile each encoder and decoder layer for training (one graph per kind "
     "of layer, shapes dynamic; its warm-up is timed apart from the training time)",
-    "length_bucket": "pad each batch's source and target to one width, a multiple of N, and its "
-    "rows to --max-tokens // width, so that batches have few shapes (for --compile); 0 = pad "
-    "each side to its longest row",
+    "length_bucket": "pad each batch's source and target to a width of a ladder (multiples of N "
+    "up to 8N, of 2N up to 16N, of 4N up to 32N, ...; train/batching.py), and its rows to "
+    "--max-tokens // the wider, so that batches have few shapes (for --compile); 0 = pad each "
+    "side to its longest row",
     "loader_workers": "DataLoader processes collating batches ahead of the step; -1 = none on a "
     "CPU, up to 4 per GPU",
     "mixture": "corpus weights: times each training pair of a corpus is seen per epoch, e.g. "
@@ -107,6 +111,7 @@ class TrainConfig:
     max_tokens: int = 6000
     max_steps: int = 100_000
     max_minutes: float = 68.0
+    stop_at: float = 0.0
     warmup: int = 1000
     lr_scale: float = 0.5
     label_smoothing: float = 0.1
@@ -171,8 +176,8 @@ class TrainConfig:
 # The corpora's weights of the shipped model's last runs (pretrained/en-de-fr/card.md)
 SHIPPED_MIXTURE = "tatoeba=1,multi30k=6,general=3,general.fr=2"
 
-# One GPU (the "gpu" and "full" presets): batches of 25,000 tokens in few shapes (length buckets
-# of 16) for the compiled layers, collated by DataLoader workers; validation every 5,000 steps,
+# One GPU (the "gpu" and "full" presets): batches of 25,000 tokens in few shapes (a ladder of
+# widths) for the compiled layers, collated by DataLoader workers; validation every 5,000 steps,
 # as a beam-search pass over the sample costs as much as hundreds of steps there. The shipped
 # model's vocabulary size, truecasing and mixture.
 ONE_GPU = {
@@ -188,7 +193,9 @@ ONE_GPU = {
     "checkpoint_every": 1000,
     "valid_sentences": 500,
     "compile": True,
-    "length_bucket": 16,
+    # widths 4, 8, .., 32, 40, .., 64, 80, .., 128 per side (train/batching.py's ladder): 14
+    # shapes, 0.848 of the shipped mixture's padded positions real (multiples of 16: 0.686)
+    "length_bucket": 4,
 }
 
 PRESETS: dict[str, dict] = {

@@ -11,25 +11,33 @@ from torch.utils.data import DataLoader
 from train.augment import epoch_examples
 from train.batching import encode_examples, token_batches
 from train.encoded_corpus import FlatPairs, encoded_pairs
-from train.loader import EpochBatches, batch_loader
+from train.loader import batch_loader, next_epoch
 
 if TYPE_CHECKING:
     from train.trainer import Trainer
 
 
 def epoch_loader(trainer: Trainer) -> DataLoader:
-    """This epoch's remaining batches for this rank (every rank gets as many), collated."""
+    """This epoch's remaining batches for this rank (every rank gets as many), collated: by the
+    last epoch's DataLoader and its workers, when the pairs are the same (no augmentation or
+    subword sampling, as in the gpu preset), so that no epoch waits for workers to start."""
     if trainer.pairs_of_epoch != trainer.epoch:
         trainer.train_pairs, trainer.base_pairs = epoch_pairs(trainer)
         trainer.pairs_of_epoch = trainer.epoch
         trainer.log(f"{len(trainer.train_pairs)} training pairs in epoch {trainer.epoch}")
     config, rank, world = trainer.config, trainer.dist.rank, trainer.dist.world_size
-    lengths, seed = trainer.train_pairs.lengths.tolist(), config.seed + trainer.epoch
+    lengths, seed = trainer.train_pairs.lengths, config.seed + trainer.epoch
     batches = token_batches(lengths, config.max_tokens, seed, config.length_bucket)
     usable = len(batches) - len(batches) % world
     mine = batches[rank:usable:world][trainer.batch_in_epoch :]
-    dataset = EpochBatches(trainer.train_pairs, mine, config.length_bucket, config.max_tokens)
-    return batch_loader(dataset, trainer.workers, trainer.device)
+    loader = next_epoch(trainer.loader, trainer.train_pairs, mine)
+    if loader is None:
+        loader = batch_loader(
+            trainer.train_pairs, mine, config.length_bucket, config.max_tokens, trainer.workers,
+            trainer.device,
+        )  # fmt: skip
+    trainer.loader = loader
+    return loader
 
 
 def epoch_pairs(trainer: Trainer) -> tuple[FlatPairs, FlatPairs | None]:

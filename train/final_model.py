@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from core.model.transformer import Transformer
-from train.checkpoints import average_checkpoints
+from train.checkpoints import average_checkpoints, checkpoints_to_average
 from train.lineage import Origin, ship_history
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def export(trainer: Trainer) -> Path:
     """Average the last checkpoints into the final model, validate it, write run/model/."""
     run_dir, config = trainer.run_dir, trainer.config
-    paths = run_dir.checkpoint_files()[-config.average_last :]
+    paths = checkpoints_to_average(run_dir.checkpoint_files(), config.average_last, trainer.step)
     model = Transformer(trainer.model_config)
     model.load_state_dict(average_checkpoints(paths))
     model.to(trainer.device)

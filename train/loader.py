@@ -7,11 +7,11 @@ A batch of rows i (train.batching.token_batches) is (section 5.1 of the paper)
     target_in   (B, T)  <s> y_1 .. y_m, then <pad>          the decoder's input
     target_out  (B, T)  y_1 .. y_m </s>, then <pad>         what it learns to predict
 
-S and T are each side's longest row, or with a length bucket both the longest side rounded up to
-a multiple of the bucket, W, and B then max_tokens // W rows, the rows past the batch's own
-filled with a one-token source and an all-pad target, which the loss ignores: every batch of one
-width has one shape. ``n_tokens`` counts the real target tokens, from the lengths on the host, so
-that nobody waits for the GPU to count them.
+S and T are each side's longest row, or with a length bucket each rounded up to a width of the
+bucket's ladder (train/batching.py), and B then max_tokens // max(S, T) rows, the rows past the
+batch's own filled with a one-token source and an all-pad target, which the loss ignores: every
+batch of the same two widths has one shape. ``n_tokens`` counts the real target tokens, from the
+lengths on the host, so that nobody waits for the GPU to count them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, Sampler
 
 from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID
 from train.batching import padded_width
@@ -40,14 +40,30 @@ class Batch(NamedTuple):
     n_tokens: int  # real target tokens
 
 
+def batch_shape(lengths: np.ndarray, bucket: int = 0, max_tokens: int = 0) -> tuple[int, int, int]:
+    """(B, S, T) of the batch of pairs of ``lengths`` (rows, 2): see the module docstring."""
+    if not bucket:
+        width_s, width_t = (int(longest) for longest in lengths.max(0))
+        return len(lengths), width_s, width_t
+    width_s, width_t = (padded_width(int(longest), bucket) for longest in lengths.max(0))
+    return max(len(lengths), max_tokens // max(width_s, width_t)), width_s, width_t
+
+
+def real_share(lengths: np.ndarray, batches: list, bucket: int, max_tokens: int) -> float:
+    """Of the positions that the ``batches`` of pairs of ``lengths`` (P, 2) pad to, the share
+    that holds real tokens, both sides counted."""
+    real = padded = 0
+    for rows in batches:
+        n_rows, width_s, width_t = batch_shape(lengths[rows], bucket, max_tokens)
+        real += int(lengths[rows].sum())
+        padded += n_rows * (width_s + width_t)
+    return real / max(padded, 1)
+
+
 def collate(pairs: FlatPairs, rows: list[int], bucket: int = 0, max_tokens: int = 0) -> Batch:
     """The padded batch of ``pairs``' ``rows`` (see the module docstring)."""
     lengths = pairs.lengths[rows]  # (B, 2)
-    if bucket:
-        width_s = width_t = padded_width(int(lengths.max()), bucket)
-        n_rows = max(len(rows), max_tokens // width_s)
-    else:
-        (width_s, width_t), n_rows = lengths.max(0), len(rows)
+    n_rows, width_s, width_t = batch_shape(lengths, bucket, max_tokens)
     source = np.full((n_rows, width_s), PAD_ID, np.int64)
     target_in = np.full((n_rows, width_t), PAD_ID, np.int64)
     target_out = np.full((n_rows, width_t), PAD_ID, np.int64)
@@ -62,20 +78,29 @@ def collate(pairs: FlatPairs, rows: list[int], bucket: int = 0, max_tokens: int 
     return Batch(*tensors, int(lengths[:, 1].sum()))
 
 
-class EpochBatches(Dataset):
-    """An epoch's batches, from a given one on: item k is batch k collated."""
+class PairBatches(Dataset):
+    """Batches of ``pairs``: item ``rows`` (pair indices, as token_batches gives them) is those
+    rows collated. The DataLoader's sampler (:class:`EpochOrder`) hands each worker the rows."""
 
-    def __init__(
-        self, pairs: FlatPairs, batches: list[list[int]], bucket: int, max_tokens: int
-    ) -> None:
-        self.pairs, self.batches = pairs, batches
-        self.bucket, self.max_tokens = bucket, max_tokens
+    def __init__(self, pairs: FlatPairs, bucket: int, max_tokens: int) -> None:
+        self.pairs, self.bucket, self.max_tokens = pairs, bucket, max_tokens
+
+    def __getitem__(self, rows) -> Batch:
+        return collate(self.pairs, rows, self.bucket, self.max_tokens)
+
+
+class EpochOrder(Sampler):
+    """The batches of an epoch, in order; set anew for each epoch, so that one DataLoader, and
+    its workers, serves every epoch over the same pairs."""
+
+    def __init__(self, batches: list) -> None:
+        self.batches = batches
+
+    def __iter__(self):
+        return iter(self.batches)
 
     def __len__(self) -> int:
         return len(self.batches)
-
-    def __getitem__(self, k: int) -> Batch:
-        return collate(self.pairs, self.batches[k], self.bucket, self.max_tokens)
 
 
 def loader_workers(choice: int, device: torch.device, world_size: int) -> int:
@@ -89,19 +114,32 @@ def loader_workers(choice: int, device: torch.device, world_size: int) -> int:
     return max(0, min(MAX_GPU_LOADER_WORKERS, (cores or 1) // world_size - 1))
 
 
-def batch_loader(dataset: EpochBatches, workers: int, device: torch.device) -> DataLoader:
-    """The batches in order, collated ahead in ``workers`` processes, pinned for a GPU."""
+def batch_loader(
+    pairs: FlatPairs, batches: list, bucket: int, max_tokens: int, workers: int, device
+) -> DataLoader:
+    """``batches`` of ``pairs`` in order, collated ahead in ``workers`` processes, pinned for a
+    GPU. The workers persist: the next epoch over the same pairs sets ``loader.sampler.batches``
+    and iterates again, without forking new workers (:func:`next_epoch`)."""
     return DataLoader(
-        dataset,
+        PairBatches(pairs, bucket, max_tokens),
         batch_size=None,  # an item is a whole batch already
-        shuffle=False,  # token_batches shuffled them, by the epoch's seed
+        sampler=EpochOrder(batches),  # token_batches shuffled them, by the epoch's seed
         num_workers=workers,
         pin_memory=device.type == "cuda",
         prefetch_factor=PREFETCH_BATCHES if workers else None,
+        persistent_workers=workers > 0,
         # each iterator draws a seed for its workers: from a generator of its own, not the one
         # dropout draws from, so that a resumed run draws as the unbroken one did
         generator=torch.Generator(),
     )
+
+
+def next_epoch(loader: DataLoader | None, pairs: FlatPairs, batches: list) -> DataLoader | None:
+    """``loader`` set to serve ``batches`` next, if it serves these ``pairs``; else None."""
+    if loader is None or loader.dataset.pairs is not pairs:
+        return None
+    loader.sampler.batches = batches
+    return loader
 
 
 def to_device(batch: Batch, device: torch.device) -> tuple[torch.Tensor, ...]:

@@ -52,7 +52,7 @@ class Trainer:
             config.concat_fraction, config.copy_fraction, config.number_copies,
             config.spelling_fraction,
         )  # fmt: skip
-        self.pairs_of_epoch, self.base_pairs = -1, None
+        self.pairs_of_epoch, self.base_pairs, self.loader = -1, None, None
         self.optimizer = torch.optim.Adam(
             self.model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9, fused=True
         )
@@ -68,6 +68,8 @@ class Trainer:
         self.forward = TranslationLoss(
             self.model, config.label_smoothing, DTYPES[self.dtype], chunk_rows
         )
+        if config.compile and not chunk_rows:  # the GPU's loss, over all the logits
+            self.forward.compile_logits_loss()
         if self.dist.world_size > 1:
             device_ids = None if self.device.type == "cpu" else [self.device]
             self.forward = DistributedDataParallel(self.forward, device_ids=device_ids)
@@ -118,12 +120,15 @@ class Trainer:
     # -- training ------------------------------------------------------------------------------
 
     def out_of_time(self) -> bool:
-        """Whether --max-minutes of training have passed; with several processes asked only at
-        a logged step (the processes agree by a collective, which waits for the GPU)."""
-        limit = self.config.max_minutes * 60
-        if not limit or (self.dist.world_size > 1 and self.step % self.config.log_every):
+        """Whether --max-minutes of training have passed, or the wall clock reached --stop-at;
+        with several processes asked only at a logged step (the processes agree by a collective,
+        which waits for the GPU: all stop when one is over)."""
+        limit, stop_at = self.config.max_minutes * 60, self.config.stop_at
+        between_logs = self.dist.world_size > 1 and self.step % self.config.log_every
+        if not (limit or stop_at) or between_logs:
             return False
-        return self.dist.mean(self.train_seconds) >= limit
+        over = (limit and self.train_seconds >= limit) or (stop_at and time.time() >= stop_at)
+        return self.dist.mean(float(bool(over))) > 0
 
     def train_step(self, batch: Batch) -> tuple[torch.Tensor, int]:
         """One update; the loss per token stays on the device (reading it would wait for it)."""

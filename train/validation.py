@@ -44,7 +44,7 @@ class Validator:
         )
         device = next(model.parameters()).device
         total, tokens = torch.zeros((), dtype=torch.float64, device=device), 0
-        for rows in token_batches(pairs.lengths.tolist(), self.config.max_tokens, seed=0):
+        for rows in token_batches(pairs.lengths, self.config.max_tokens, seed=0):
             batch = collate(pairs, rows)
             source, target_in, target_out = to_device(batch, device)
             with self.autocast():

@@ -14,8 +14,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sentencex import segment
-
 from core.text.tokenizer import normalize_text
 
 _SPACES_AROUND = re.compile(r"(\s*)(.*?)(\s*)", re.DOTALL)
@@ -24,6 +22,8 @@ _SPACES_AROUND = re.compile(r"(\s*)(.*?)(\s*)", re.DOTALL)
 def split_sentences(text: str) -> list[str]:
     """``text`` as sentences and the white space between them, in order: ``"".join`` of the parts
     is ``text`` again, and a part is a sentence exactly when :func:`is_sentence` says so."""
+    from sentencex import segment  # here: a machine that only trains needs no segmenter
+
     parts = []
     for piece in segment("en", text):
         before, sentence, after = _SPACES_AROUND.fullmatch(piece).groups()

@@ -19,8 +19,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from sacremoses import MosesTokenizer, MosesTruecaser
-
 # a sentence starts the text or follows . ! ? : and white space; quotes and brackets may come
 # first. Group 1 is what comes before the word, group 2 the word (letters only: "Let's" -> "Let").
 SENTENCE_START = re.compile(r"""((?:^|[.!?:]["'»”’)\]]*\s+)["'«“‘(\[]*)([^\W\d_]+)""")
@@ -35,6 +33,8 @@ class Truecaser:
     """Sentence-initial words to their usual spelling, by a Moses truecase model file."""
 
     def __init__(self, model_file: str | Path) -> None:
+        from sacremoses import MosesTruecaser  # here: `import core` needs no Moses
+
         self.model_file = Path(model_file)
         self.moses = MosesTruecaser(load_from=str(self.model_file))
 
@@ -42,6 +42,8 @@ class Truecaser:
     def learn(english: Iterable[str], model_file: str | Path) -> Truecaser:
         """Learn from English sentences (Moses-tokenised here) and write ``model_file``
         (sacremoses writes it atomically)."""
+        from sacremoses import MosesTokenizer, MosesTruecaser
+
         tokenizer = MosesTokenizer(lang="en")
         sentences = [tokenizer.tokenize(text, escape=False) for text in english]
         MosesTruecaser().train(sentences, save_to=str(model_file))

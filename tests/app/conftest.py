@@ -4,9 +4,14 @@ model (tests/conftest.py builds it)."""
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from tests.app.apptest import MAIN
+from tests.conftest import skip_without_app
+
+skip_without_app()
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from tests.app.apptest import MAIN  # noqa: E402
 
 
 @pytest.fixture

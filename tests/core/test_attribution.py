@@ -8,7 +8,14 @@ import pytest
 import torch
 
 from core import Translator
-from core.inspection.attribution import (
+from core.inspection.minimal_pairs import COREFERENCE_PAIR, partner, word_changes
+from core.text.tokenizer import UNK_ID
+from core.translator import DEFAULT_MODEL
+from tests.conftest import skip_without_app
+
+skip_without_app()
+
+from core.inspection.attribution import (  # noqa: E402
     contrast,
     cross_rollout,
     lenses,
@@ -17,9 +24,6 @@ from core.inspection.attribution import (
     rank_agreement,
     rollout,
 )
-from core.inspection.minimal_pairs import COREFERENCE_PAIR, partner, word_changes
-from core.text.tokenizer import UNK_ID
-from core.translator import DEFAULT_MODEL
 
 SENTENCE = "The small dog runs in the garden."
 

@@ -9,7 +9,6 @@ import torch
 from core.device import resolve_device
 from core.errors import InputError
 from core.inspection.ablation import KINDS, head_importance
-from core.inspection.attribution import contrast, lenses
 from core.inspection.coverage import attention_coverage, step_coverage
 from core.translator import Translation, Translator
 
@@ -104,6 +103,9 @@ def test_a_traced_translation_on_the_gpu_is_the_cpus(translator, on_gpu, text, t
 
 @pytest.mark.gpu
 def test_the_explain_lenses_on_the_gpu_are_the_cpus(translator, on_gpu):
+    pytest.importorskip("captum", reason="the explain lenses are the app's (requirements.txt)")
+    from core.inspection.attribution import contrast, lenses
+
     text, target = SENTENCES[0]
     cpu, gpu = traced(translator, text, target), traced(on_gpu, text, target)
     position = 1

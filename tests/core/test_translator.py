@@ -16,7 +16,7 @@ from core.model.config import ModelConfig
 from core.model.engine import Engine
 from core.model.transformer import Transformer
 from core.text.tokenizer import PAD_ID
-from core.translator import PIECE_KINDS, length_batches, piece_kind
+from core.translator import PIECE_KINDS, batch_budget, length_batches, piece_kind
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import TINY
 
@@ -167,6 +167,13 @@ def test_length_batches_go_longest_first_within_the_budget(monkeypatch):
     for batch in batches[1:]:
         assert len(batch) * 2 * len(rows[batch[0]]) <= 40
     assert batches[1:] == [[1, 2], [4, 5, 0, 6]]
+
+
+def test_a_gpu_decodes_in_batches_16_times_a_cpus():
+    cpu, gpu = batch_budget(torch.device("cpu")), batch_budget(torch.device("cuda"))
+    assert (cpu, gpu) == (4096, 65536)
+    rows = [[5] * 30 for _ in range(1012)]  # FLORES devtest's size, at beam 4
+    assert len(list(length_batches(rows, 4, gpu))) == 2 < len(list(length_batches(rows, 4, cpu)))
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ import time
 import types
 from collections import Counter
 
+import numpy as np
 import pytest
 import torch
 
@@ -196,7 +197,8 @@ def test_token_batches_respect_the_budget_and_cover_every_example(bucket):
     assert sorted(i for b in batches for i in b) == list(range(500))
     widths = [padded_width(max(max(lengths[i]) for i in b), bucket) for b in batches]
     assert all(len(b) * width <= 200 for b, width in zip(batches, widths))
-    assert batches == token_batches(lengths, max_tokens=200, seed=3, bucket=bucket)
+    again = token_batches(lengths, max_tokens=200, seed=3, bucket=bucket)
+    assert [list(b) for b in batches] == [list(b) for b in again]
     pairs = FlatPairs.from_lists([([4, 9, 3], [7, 8, 3]), ([4, 3], [3])])
     source, target_in, target_out, n_tokens = collate(pairs, [0, 1])
     assert n_tokens == 4
@@ -419,3 +421,14 @@ def test_as_many_snapshots_are_kept_as_fit_beside_the_model_in_the_budget(
         file.truncate(model_bytes)  # a sparse file: only its size matters
     assert snapshots_that_fit(model_dir) == kept
     assert (kept + 1) * model_bytes <= MODEL_FILES_BUDGET or kept == 1
+
+
+def test_the_length_ladder_keeps_few_widths_and_wastes_little_at_any_length():
+    lengths = np.arange(1, 129)
+    widths = padded_width(lengths, 8)
+    assert sorted(set(widths.tolist())) == [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128]
+    assert [padded_width(int(n), 8) for n in lengths] == widths.tolist()  # ints as arrays
+    assert (widths >= lengths).all() and (widths - lengths < 8)[:64].all()
+    assert (lengths[64:] / widths[64:] > 0.8).all()  # above 8 x 8: a fifth at most
+    assert len(set(padded_width(lengths, 4).tolist())) == 16
+    assert padded_width(lengths, 0) is lengths and padded_width(17, 0) == 17
