@@ -5,7 +5,8 @@ shapes (tests/train/test_loader.py counts them with torch._dynamo's counters). T
 the loss run as written, a handful of large kernels.
 
 The graphs are built by a warm-up before the first step, timed apart from the training time that
---max-minutes counts, on synthetic batches of the shortest and the longest padded width.
+--max-minutes counts, on synthetic batches of the shortest and the longest padded width
+(warm_up_widths).
 """
 
 from __future__ import annotations
@@ -33,11 +34,22 @@ def compile_layers(model: Transformer, backend: str = "inductor") -> None:
         layer.compile(backend=backend, dynamic=True)
 
 
-def synthetic_batch(width: int, max_tokens: int, vocab_size: int) -> Batch:
-    """max_tokens // width rows of ``width`` random pieces on both sides, all of them real."""
-    rows = max(2, max_tokens // width)
-    source, target_in, target_out = torch.randint(4, vocab_size, (3, rows, width))
-    return Batch(source, target_in, target_out, rows * width)
+def warm_up_widths(bucket: int, max_len: int) -> list[tuple[int, int]]:
+    """The (source, target) widths of the warm-up's batches: the shortest and the longest padded
+    width, each side once the shorter, so that no two sizes are equal where a batch's may differ
+    (torch.compile's dynamic shapes give equal sizes one symbol, and a batch whose sides differ
+    would build a graph of its own)."""
+    short, long = padded_width(SHORTEST_WARM_UP, bucket), padded_width(max_len - 1, bucket)
+    return [(short, long), (long, short)]
+
+
+def synthetic_batch(widths: tuple[int, int], max_tokens: int, vocab_size: int) -> Batch:
+    """max_tokens // the wider width rows of random pieces, the source ``widths[0]`` wide and the
+    target ``widths[1]``, all of them real."""
+    rows = max(2, max_tokens // max(widths))
+    source = torch.randint(4, vocab_size, (rows, widths[0]))
+    target_in, target_out = torch.randint(4, vocab_size, (2, rows, widths[1]))
+    return Batch(source, target_in, target_out, rows * widths[1])
 
 
 def warm_up(trainer: Trainer, log: Callable[[str], None]) -> float:
@@ -46,17 +58,17 @@ def warm_up(trainer: Trainer, log: Callable[[str], None]) -> float:
     random generators as they were: a resumed run draws as the unbroken one."""
     config, model = trainer.config, trainer.model
     bucket = config.length_bucket
-    widths = (padded_width(SHORTEST_WARM_UP, bucket), padded_width(config.max_len - 1, bucket))
+    widths = warm_up_widths(bucket, config.max_len)
     devices = [trainer.device] if trainer.device.type == "cuda" else []
     started = time.perf_counter()
     with torch.random.fork_rng(devices=devices):
-        for width in widths:
-            batch = synthetic_batch(width, config.max_tokens, model.config.vocab_size)
+        for source_and_target in widths:
+            batch = synthetic_batch(source_and_target, config.max_tokens, model.config.vocab_size)
             source, target_in, target_out = (t.to(trainer.device) for t in batch[:3])
             with trainer.autocast():
                 trainer.forward(source, target_in, target_out).backward()
     model.zero_grad(set_to_none=True)
     trainer.dist.synchronize()
     seconds = time.perf_counter() - started
-    log(f"compiled the layers in {seconds:.1f} s (widths {widths[0]} and {widths[1]})")
+    log(f"compiled the layers in {seconds:.1f} s (source x target widths {widths})")
     return seconds

@@ -15,7 +15,7 @@ from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID
 from tests.training import run_train, write_tiny_data
 from train import encoded_corpus
 from train.batching import encode_examples, padded_width, token_batches
-from train.compiled import SHORTEST_WARM_UP, compile_layers, synthetic_batch
+from train.compiled import compile_layers, synthetic_batch, warm_up_widths
 from train.config import parse_args
 from train.data import load_corpus
 from train.encoded_corpus import FlatPairs, encoded_pairs, read_cached
@@ -143,6 +143,11 @@ def test_bucketed_batches_have_one_shape_per_width_and_the_same_loss(corpus_and_
     assert len(shapes) <= 96 // bucket
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (issue #56): one graph more than the warm-up's appears on the first real "
+    "batches once the GPU's loss is compiled too (7 against 6; torch 2.13, aot_eager)",
+)
 def test_compiled_layers_build_no_graph_after_the_warm_up(corpus_and_tokenizer):
     """The warm-up's two widths (train/compiled.py) leave each kind of layer (encoder, decoder)
     with at most two graphs, the second one with dynamic lengths, and no batch of any width
@@ -161,8 +166,8 @@ def test_compiled_layers_build_no_graph_after_the_warm_up(corpus_and_tokenizer):
     loss.compile_logits_loss(backend="aot_eager")  # the GPU's loss, compiled too
     torch._dynamo.reset()
     counters.clear()
-    for width in (padded_width(SHORTEST_WARM_UP, 8), padded_width(95, 8)):
-        loss(*synthetic_batch(width, 500, len(tokenizer))[:3]).backward()
+    for widths in warm_up_widths(8, 96):
+        loss(*synthetic_batch(widths, 500, len(tokenizer))[:3]).backward()
     after_warm_up = counters["stats"]["unique_graphs"]
     widths = set()
     for rows in batches[:40]:
