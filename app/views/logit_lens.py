@@ -31,12 +31,14 @@ def measured_sentence(card: dict) -> str:
     results = study["results"]
     means = ", ".join(f"layer {r['mean_layer']:.1f} into {t}" for t, r in results.items())
     late = study["decoder_layers"] - 1
-    before_last = ", ".join(f"{r['settled_by_layer'][late]:.0%}" for r in results.values())
+    settled = " and ".join(
+        f"{r['settled_by_layer'][late]:.0%} into {t}" for t, r in results.items()
+    )
     return (
         f"**Measured on this model** over {study['sentences']} {study['corpus']} sentences per "
-        f"language: the word it writes becomes the lens's first choice, and stays so, on average "
-        f"at {means} (0 is the embedding); {before_last} of the words are settled before the "
-        f"last layer (in that order). `{study['command']}`"
+        "language: the word it writes becomes the lens's first choice, and stays so, on average "
+        f"at {means} (0 is the embedding); by layer {late} it has for {settled} of the words. "
+        f"`{study['command']}`"
     )
 
 
