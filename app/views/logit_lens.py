@@ -32,12 +32,13 @@ def measured_sentence(card: dict) -> str:
     means = ", ".join(f"layer {r['mean_layer']:.1f} into {t}" for t, r in results.items())
     late = study["decoder_layers"] - 1
     settled = " and ".join(
-        f"{r['settled_by_layer'][late]:.0%} into {t}" for t, r in results.items()
+        f"{r['settled_by_layer'][late]:.0%}{' of the words' if i == 0 else ''} into {t}"
+        for i, (t, r) in enumerate(results.items())
     )
     return (
         f"**Measured on this model** over {study['sentences']} {study['corpus']} sentences per "
         "language: the word it writes becomes the lens's first choice, and stays so, on average "
-        f"at {means} (0 is the embedding); by layer {late} it has for {settled} of the words. "
+        f"at {means} (0 is the embedding); by layer {late}, {settled} have. "
         f"`{study['command']}`"
     )
 
