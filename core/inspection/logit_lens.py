@@ -75,10 +75,14 @@ class LogitLens:
         return np.where(settled >= 0, np.asarray(self.layers)[settled], -1)
 
 
+def lens_logits(model: Transformer, stream: ResidualStream) -> Tensor:
+    """LN_final(z_k(t)) E^T + b for every state k and position t: (K, T, V)."""
+    return model.unembed(stream.final_norm(stream.sums)).float()
+
+
 def lens_log_probs(model: Transformer, stream: ResidualStream) -> Tensor:
     """log lens_k(t) for every state k and position t: (K, T, V)."""
-    logits = model.unembed(stream.final_norm(stream.sums))  # (K, T, V)
-    return logits.float().log_softmax(-1)
+    return lens_logits(model, stream).log_softmax(-1)
 
 
 @torch.inference_mode()
@@ -86,18 +90,21 @@ def lens_of(
     model: Transformer, stream: ResidualStream, chosen_ids: list[int], top: int = TOP
 ) -> dict[str, np.ndarray]:
     """The lens of ``stream`` as arrays: the top ids and probabilities (K, T, top), the chosen
-    pieces' (T) ranks, probabilities and each state's entropy (K, T)."""
-    log_probs = lens_log_probs(model, stream)  # (K, T, V)
-    probs = log_probs.exp()
-    chosen = torch.tensor(chosen_ids, device=log_probs.device)[None, :, None]  # (1, T, 1)
-    chosen_log_prob = log_probs.gather(-1, chosen.expand(log_probs.size(0), -1, -1))  # (K, T, 1)
-    top_probs, top_ids = probs.topk(top, -1)
+    pieces' (T) ranks, probabilities and each state's entropy (K, T). Read from the logits
+    without a log-softmax over the vocabulary: ranks and top pieces are the logits' own, and
+    H = log Z - sum_w p_w logit_w with Z the softmax's normaliser."""
+    logits = lens_logits(model, stream)  # (K, T, V)
+    log_z = logits.logsumexp(-1, keepdim=True)  # (K, T, 1)
+    probs = (logits - log_z).exp_()
+    chosen = torch.tensor(chosen_ids, device=logits.device)[None, :, None]  # (1, T, 1)
+    chosen_logit = logits.gather(-1, chosen.expand(logits.size(0), -1, -1))  # (K, T, 1)
+    top_logits, top_ids = logits.topk(top, -1)
     return {
         "top_ids": top_ids.cpu().numpy(),
-        "top_probs": top_probs.cpu().numpy(),
-        "chosen_rank": (log_probs > chosen_log_prob).sum(-1).cpu().numpy() + 1,
-        "chosen_prob": chosen_log_prob[..., 0].exp().cpu().numpy(),
-        "entropy": -(probs * log_probs).nan_to_num().sum(-1).cpu().numpy(),
+        "top_probs": (top_logits - log_z).exp().cpu().numpy(),
+        "chosen_rank": (logits > chosen_logit).sum(-1).cpu().numpy() + 1,
+        "chosen_prob": (chosen_logit - log_z)[..., 0].exp().cpu().numpy(),
+        "entropy": (log_z[..., 0] - (probs * logits).nansum(-1)).cpu().numpy(),  # 0 log 0 = 0
     }
 
 
