@@ -92,7 +92,11 @@ def contributions_of(
     """The direct contributions to the logits of ``chosen_ids`` (T), one per position."""
     chosen = torch.tensor(chosen_ids, device=stream.output.device)
     readout = model.embedding.weight[chosen].float()  # (T, D): E_w, w chosen at t
-    biases = model.output_bias[chosen].float() if model.config.output_bias else 0.0 * chosen
+    biases = (
+        model.output_bias[chosen].float()
+        if model.config.output_bias
+        else torch.zeros(len(chosen_ids), device=chosen.device)
+    )
     heads, sources, feed_forward = {}, [], []
     for sublayer in reversed(stream.sublayers):  # pull the readout back, last sub-layer first
         for norm in reversed(sublayer.after):

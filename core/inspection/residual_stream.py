@@ -20,7 +20,7 @@ Shapes: T decoder positions, S source pieces, D d_model, H heads, d_k = D / H.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor, nn
@@ -136,9 +136,9 @@ def walk_decoder(
                 normed, norm = applied_norm(residual.norm, summed[0])
                 x, after = normed[None], [norm]
             sublayers.append(SubLayer(index, kind, output[0], bias, summed[0], after, **parts))
-    if pre_ln:
+    if pre_ln:  # the final LayerNorm acts after the last sub-layer
         output, norm = applied_norm(model.decoder_norm, x[0])
-        sublayers[-1].after.append(norm)
+        sublayers[-1] = replace(sublayers[-1], after=[norm])
         final_norm = model.decoder_norm
     else:
         output, final_norm = x[0], model.decoder_layers[-1].residual_ff.norm
