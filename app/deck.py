@@ -315,6 +315,13 @@ PAGES: dict[str, dict[str, Setting]] = {
     },
     "explain": {},
     "coverage": {},
+    "logit_lens": {
+        "lens_sublayers": Flag(),
+        # the output position picked, counted from 0 as the map's hover counts them; a position
+        # past the translation's last is left unpicked on the page
+        "lens_position": Whole(low=0),
+        "lens_layer": Layer(kind="decoder"),
+    },
     "training": {
         "snapshot": Snapshot(),
         "kind": KIND,

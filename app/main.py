@@ -43,6 +43,7 @@ PAGES = {
         st.Page("views/head_lab.py", title="Heads lab", icon=":material/hub:"),
         st.Page("views/explain.py", title="Explain", icon=":material/psychology:"),
         st.Page("views/coverage.py", title="Coverage", icon=":material/rule:"),
+        st.Page("views/logit_lens.py", title="Logit lens", icon=":material/layers:"),
     ],
     "Training": [
         st.Page("views/training.py", title="Training dynamics", icon=":material/timeline:"),
@@ -60,7 +61,7 @@ st.set_page_config(
 )
 with admission.TURN:  # at most admission.SLOTS runs compute at once: app/admission.py
     state.use_one_thread()
-    page = st.navigation(PAGES, expanded=True)  # all thirteen links: Streamlit folds a long list
+    page = st.navigation(PAGES, expanded=True)  # all fourteen links: Streamlit folds a long list
     deck_controls.follow()  # a deck's step asked for: its page, before any widget is drawn
     ui.sidebar()
     deck_controls.sidebar(page)

@@ -2,8 +2,9 @@
 labels, the data every lens reads, is core/labelled_attention.py, below both). One query of one
 head step by step (scaled_dot_product.py), what each head does (head_statistics.py, head_focus.py,
 head_survey.py), interventions on heads (ablation.py), other lenses than attention
-(attribution.py), source coverage (coverage.py), experiments (minimal_pairs.py,
-worked_example.py) and the model at earlier steps (snapshots.py).
+(attribution.py), what each decoder state would say and which parts wrote it (logit_lens.py,
+direct_contributions.py, both reading residual_stream.py), source coverage (coverage.py),
+experiments (minimal_pairs.py, worked_example.py) and the model at earlier steps (snapshots.py).
 
 The app takes them from here. attribution.py loads Captum, which takes seconds: it is imported
 where it is used (``from core.inspection import attribution``), not by this face.
@@ -40,6 +41,7 @@ from core.inspection.coverage import (
     step_coverage,
     word_coverage,
 )
+from core.inspection.direct_contributions import DirectContributions, direct_contributions
 from core.inspection.head_focus import (
     END,
     FARTHER,
@@ -66,6 +68,7 @@ from core.inspection.head_statistics import (
     what_to_notice,
 )
 from core.inspection.head_survey import HeadSurvey, load_survey
+from core.inspection.logit_lens import LogitLens, logit_lens
 from core.inspection.minimal_pairs import (
     PAIRS,
     aligned_words,
@@ -105,10 +108,12 @@ __all__ = [
     "W_VALUE",
     "Aggregation",
     "Coverage",
+    "DirectContributions",
     "Flags",
     "Head",
     "HeadFocus",
     "HeadSurvey",
+    "LogitLens",
     "MeasuredFlags",
     "MeasuredLens",
     "RowProfile",
@@ -120,6 +125,7 @@ __all__ = [
     "all_heads",
     "attention_coverage",
     "attention_difference",
+    "direct_contributions",
     "distribution_shift",
     "flag",
     "head_dynamics",
@@ -128,6 +134,7 @@ __all__ = [
     "intervened_translator",
     "lens_coverage",
     "load_survey",
+    "logit_lens",
     "measured_flags",
     "occlusion_per_translation",
     "occlusion_rows",

@@ -40,6 +40,7 @@ PAGES = [
     "head_lab",
     "explain",
     "coverage",
+    "logit_lens",
     "compare",
     "training",
     "model",

@@ -42,6 +42,7 @@ FIRST_CHART = {
     "compare": "compare-a",
     "masking": "padding-mask",
     "beam_search": "beam-tree",
+    "logit_lens": "logit-lens",
 }
 SLOW_MS = 240_000  # the server starts cold on the shipped model; the Heads lab's survey
 
@@ -124,6 +125,10 @@ def assert_settings(tab, view: deck.Step, layers: int) -> None:
         shown = chart_text(tab, "intervention-tokens")
         assert all(name in shown for name in s["off"]), shown
         assert ATTENTION_KINDS[kind] in chart_text(tab, "focus-head")
+    elif view.page == "logit_lens":
+        labels = row_labels(tab, "logit-lens")
+        assert {"embedding", f"L{layers}"} <= set(labels), labels
+        assert ("L1 cross-attention" in labels) == s.get("lens_sublayers", False), labels
     elif view.page == "training":
         snapshot = s["snapshot"]
         shown = chart_text(tab, f"training-step-{snapshot}")
