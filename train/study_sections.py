@@ -102,6 +102,16 @@ def leakage_section(record: dict | None) -> list[str]:
             f"{out['sentences']} | {out['words']} | {', '.join(out['most_frequent'])} | "
             f"{ref['sentences_with_leak']} of {ref['sentences']} | {ref['words']} |"
         )
+    for r in record["results"]:
+        if "register" in r:
+            out, ref = r["register"]["translations"], r["register"]["references"]
+            lines += [
+                "",
+                f"Parliament's register ({r['pair']}): {out['sentences_with_register']} of "
+                f"{out['sentences']} translations say 'Monsieur le Président', 'député(e)' or "
+                "'honorable' where the English has no 'Speaker', 'member' or 'honourable' "
+                f"(the references, by the same rule: {ref['sentences_with_register']}).",
+            ]
     return lines
 
 
