@@ -90,6 +90,18 @@ def check_target(target: object, languages: Iterable[str]) -> None:
         )
 
 
+def usable_device(device: object) -> torch.device:
+    """``device`` as a torch.device this machine has: a name torch does not know, or CUDA where
+    PyTorch sees no GPU, is an InputError (core.device.resolve_device turns --device into one)."""
+    try:
+        device = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise InputError(f"Unknown device {device!r} ({error}).") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"Device {device} was asked for, but PyTorch sees no CUDA GPU here.")
+    return device
+
+
 def check_decoding(beam_size: object, alpha: object, max_length: object = None) -> None:
     """Refuse decoding settings that would fail deep in torch, run for minutes, or silently mean
     something else: a beam size outside 1..MAX_BEAM_SIZE or not an integer, a length penalty alpha
@@ -214,7 +226,7 @@ class Translator:
         :class:`Translator`. A folder that is no model directory is a
         core.files.model_dir.NotAModelDir (an InputError)."""
         directory = open_model_dir(DEFAULT_MODEL if path is None else path)
-        return cls(*directory.load(weights, device), fast)
+        return cls(*directory.load(weights, usable_device(device)), fast)
 
     @property
     def languages(self) -> dict[str, str]:
@@ -378,6 +390,8 @@ class Translator:
         is called with the number of sentences of each batch done."""
         check_decoding(beam_size, alpha)
         outputs, pad = [""] * len(texts), self.model.config.pad_id
+        for text in texts:
+            check_text(text)
         todo = [i for i, text in enumerate(texts) if normalize_text(text)]
         rows = [self.source_ids(texts[i], target)[0] for i in todo]  # refuses bad text first
         for batch in length_batches(rows, beam_size):
