@@ -77,6 +77,7 @@ def score_sets(
                     "chrf_signature": result["chrf_signature"],
                     "beam_size": beam_size,
                     "sentences": result["sentences"],
+                    "long_sentences": result["long_sentences"],
                     "seconds": result["seconds"],
                 }
             )

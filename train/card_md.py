@@ -219,7 +219,28 @@ def scores_section(scores: list[dict]) -> list[str]:
             f"BLEU signature `{bleu}`; chrF signature `{chrf}`; beam {beam}, length penalty "
             f"alpha {PAPER_DECODING.alpha}.",
         ]
-    return lines
+    return lines + long_sentences_note(scores)
+
+
+def long_sentences_note(scores: list[dict]) -> list[str]:
+    """How the scores' sentences over the model's source budget were read (train.evaluate):
+    clause by clause, and how many still cut; nothing for scores from before the count."""
+    counted = [s for s in scores if "long_sentences" in s]
+    if not counted:
+        return []
+    budget = counted[0]["long_sentences"]["source_budget"]
+    parts = [
+        f"{s['set']} {s['pair']} {s['long_sentences']['long']} of {s['sentences']}"
+        + (f" ({s['long_sentences']['cut']} still cut)" if s["long_sentences"]["cut"] else "")
+        for s in counted
+        if s["long_sentences"]["long"]
+    ]
+    said = "; ".join(parts) if parts else "none"
+    return [
+        "",
+        f"Sentences over the model's {budget} source pieces are translated clause by clause "
+        f"(core/text/clauses.py), none cut silently: {said}.",
+    ]
 
 
 def curve_section(curve: list[dict]) -> list[str]:

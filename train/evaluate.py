@@ -7,12 +7,15 @@ python -m train.evaluate --target fr --test-set flores        # FLORES-200 devte
 python -m train.evaluate --target de --src paragraphs.en --ref paragraphs.de --split-sentences
 
 Sentences are translated in batches of similar length (Translator.translate_batch), by the same
-search as one at a time.
+search as one at a time. A sentence over the model's source budget (64 pieces for the shipped
+model) is translated clause by clause (core/text/clauses.py); the report counts such sentences
+and those still cut ("long_sentences"), and stderr says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -53,6 +56,10 @@ def evaluate(
     sentence of a source on its own (core/text/sentences.py)."""
     started = time.perf_counter()
     texts = distinct_sentences(sources) if split_sentences else sources
+    long = translator.long_sources(texts, target)
+    if long.warning():  # never a silent cut: said here, and counted in the scores
+        kind = "warning" if long.cut else "note"
+        print(f"{kind}: en-{target}: {long.warning()}", file=sys.stderr)
     with tqdm(
         total=len(texts), desc=f"en-{target}", unit="sent", disable=not progress, file=sys.stderr
     ) as bar:
@@ -70,6 +77,7 @@ def evaluate(
         "target": target,
         "beam_size": beam_size,
         "split_sentences": split_sentences,
+        "long_sentences": dataclasses.asdict(long),
         "hypotheses": hypotheses,
     }
 
