@@ -77,7 +77,10 @@ def score_sets(
                     "chrf_signature": result["chrf_signature"],
                     "beam_size": beam_size,
                     "sentences": result["sentences"],
-                    "long_sentences": result["long_sentences"],
+                    # flat, for the Model page's table: over the source budget; of those cut
+                    "long_sentences": result["long_sentences"]["long"],
+                    "cut_sentences": result["long_sentences"]["cut"],
+                    "source_budget": result["long_sentences"]["source_budget"],
                     "seconds": result["seconds"],
                 }
             )

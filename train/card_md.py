@@ -228,18 +228,17 @@ def long_sentences_note(scores: list[dict]) -> list[str]:
     counted = [s for s in scores if "long_sentences" in s]
     if not counted:
         return []
-    budget = counted[0]["long_sentences"]["source_budget"]
     parts = [
-        f"{s['set']} {s['pair']} {s['long_sentences']['long']} of {s['sentences']}"
-        + (f" ({s['long_sentences']['cut']} still cut)" if s["long_sentences"]["cut"] else "")
+        f"{s['set']} {s['pair']} {s['long_sentences']} of {s['sentences']}"
+        + (f" ({s['cut_sentences']} still cut)" if s["cut_sentences"] else "")
         for s in counted
-        if s["long_sentences"]["long"]
+        if s["long_sentences"]
     ]
-    said = "; ".join(parts) if parts else "none"
+    listed = "; ".join(parts) or "none"
     return [
         "",
-        f"Sentences over the model's {budget} source pieces are translated clause by clause "
-        f"(core/text/clauses.py), none cut silently: {said}.",
+        f"Sentences over the model's {counted[0]['source_budget']} source pieces are translated "
+        f"clause by clause (core/text/clauses.py), none cut silently: {listed}.",
     ]
 
 
