@@ -6,8 +6,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from support.browser import app_server, chromium_page, wait_for_app
-from tests.browser.test_browser import require_browser
+from support.browser import chromium_page, wait_for_app
+from tests.browser.test_browser import server  # noqa: F401  (a fixture: the app on a tiny model)
 
 pytestmark = pytest.mark.browser
 
@@ -16,14 +16,6 @@ HOSTILE = (
     f"It saw ![x](https://{OUTSIDE}/t.png) [click](https://{OUTSIDE}/login) "
     f'<img src="https://{OUTSIDE}/h.png"> <a href="https://{OUTSIDE}/a">it</a>.'
 )
-
-
-@pytest.fixture(scope="module")
-def server(tiny_model_dir, tmp_path_factory):
-    require_browser()
-    log = tmp_path_factory.mktemp("server") / "streamlit.log"
-    with app_server(tiny_model_dir, log) as url:
-        yield url
 
 
 def outside_elements(page) -> list[str]:
@@ -37,7 +29,7 @@ def outside_elements(page) -> list[str]:
     )
 
 
-def test_a_hostile_link_requests_nothing_outside_the_app(server):
+def test_a_hostile_link_requests_nothing_outside_the_app(server):  # noqa: F811
     requested = []
     with chromium_page() as page:
         page.on("request", lambda request: requested.append(request.url))
