@@ -38,12 +38,13 @@ def marker(path: Path) -> Path:
     return Path(path) / MARKER_FILE
 
 
-def is_earlier_run(path: Path, names: set[str]) -> bool:
-    """A run folder from before the marker: the trainer's checkpoints or log, no model beside
-    them (a model directory has its model.pt at the top), or nothing but the trainer's files."""
+def is_earlier_run(names: set[str]) -> bool:
+    """A run folder from before the marker: the trainer's checkpoints, no model beside them (a
+    model directory has its model.pt at the top), or nothing but the trainer's files and the
+    console logs a person tees there (*.log)."""
     if MODEL_FILE in names:
         return False
-    return CHECKPOINT_DIR in names or names <= RUN_NAMES
+    return CHECKPOINT_DIR in names or {n for n in names if not n.endswith(".log")} <= RUN_NAMES
 
 
 def check_run_folder(path: str | Path) -> None:
@@ -57,7 +58,7 @@ def check_run_folder(path: str | Path) -> None:
     if marker(path).is_file():
         return
     names = {p.name for p in path.iterdir() if not p.name.endswith(TEMPORARY_SUFFIX)}
-    if not names or is_earlier_run(path, names):
+    if not names or is_earlier_run(names):
         return
     what = "a model directory" if MODEL_FILE in names else "a folder the trainer did not make"
     raise ForeignFolder(

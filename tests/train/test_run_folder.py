@@ -75,6 +75,11 @@ def test_a_new_an_empty_and_a_marked_folder_are_accepted(tmp_path):
     assert marker_note.is_file()
 
 
+def test_a_folder_holding_only_a_console_log_is_accepted(tmp_path):
+    (tmp_path / "train.log").write_text("tee'd before the run began")
+    check_run_folder(tmp_path)
+
+
 def test_a_run_folder_from_before_the_marker_is_adopted(tmp_path):
     run = tmp_path / "h61-tag"
     (run / "checkpoints").mkdir(parents=True)
