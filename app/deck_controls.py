@@ -14,13 +14,13 @@ parameters in the URL may lag behind the step.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
 from app import deck, lectern, state
+from app.plain_text import escaped
 from core import CheckpointError, InputError
 from core.files import ModelDir
 
@@ -28,13 +28,6 @@ DECK, SLIDE, GO = "deck", "slide", "deck_go"  # the open deck, its step (from 1)
 BACK, FORWARD = "deck-back", "deck-next"  # the buttons' widget keys, which the clicker presses
 START_PAGE = "story"  # app/main.py's default page, whose url_path is ""
 NEW_DECK = 'title = "My lecture"\n'
-MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-
-
-def escaped(text: str) -> str:
-    """``text`` shown as it is by st.error's markdown: a deck's values and a link's deck name
-    are the lecturer's or anyone's text, never formatting."""
-    return MARKDOWN_SIGNS.sub(r"\\\1", text)
 
 
 def model_shape() -> deck.ModelShape | None:

@@ -16,6 +16,7 @@ import torch
 
 from app import garbage
 from app.analysis import MAX_CHARS, Analysis, analyse
+from app.plain_text import escaped
 from app.shared_cache import shared
 from core import (
     DEFAULT_MODEL,
@@ -228,8 +229,8 @@ def analysis(text: str | None = None) -> Analysis:
     translator()  # says so if there is no model
     try:
         result = cached_analysis(current(text))
-    except InputError as error:
-        st.info(str(error))
+    except InputError as error:  # its message may quote the text or a link's value
+        st.info(escaped(str(error)))
         st.stop()
     for note in result.notes:
         st.warning(note)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.flags import at_least
 from core import DEFAULT_MODEL, ModelConfig, Request, Tokenizer, Transformer, Translator
 from core.files.model_dir import ModelDir
 from support.tiny_corpus import tiny_corpus
@@ -230,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default=os.environ.get("ATTENTION_LAB_MODEL", DEFAULT_MODEL))
     parser.add_argument("--random", action="store_true", help="time a random CPU-preset model")
     parser.add_argument("--no-browser", action="store_true", help="server side only")
-    parser.add_argument("--repeat", type=int, default=7, help="runs per median")
+    parser.add_argument("--repeat", type=at_least(1), default=7, help="runs per median")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         model = random_model(Path(tmp)) if args.random else Path(args.model)

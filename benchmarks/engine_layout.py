@@ -22,6 +22,7 @@ import argparse
 
 import torch
 
+from benchmarks.flags import at_least
 from benchmarks.latency import MODELS
 from core.model.engine import BEAM_ROWS, PACK_ABOVE_BYTES, onednn_layout
 from train.hardware import best_seconds, cpu_flags
@@ -99,9 +100,11 @@ def table_line(record: dict) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["d128", "d192", "d256"], choices=MODELS)
-    parser.add_argument("--rows", nargs="+", type=int, default=[1, 4, 16], help="rows of x")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--repeats", type=int, default=7, help="timed calls per kernel (best)")
+    parser.add_argument("--rows", nargs="+", type=at_least(1), default=[1, 4, 16], help="rows of x")
+    parser.add_argument("--threads", type=at_least(1), default=1, help="torch threads")
+    parser.add_argument(
+        "--repeats", type=at_least(1), default=7, help="timed calls per kernel (best)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="d128, 4 rows, 2 repeats")
     args = parser.parse_args(argv)
     if args.dry_run:

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.flags import at_least, checkout_folder
+
 REPO = Path(__file__).resolve().parent.parent
 DRY_RUN_SENTENCES = 12
 
@@ -116,9 +118,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add = parser.add_argument
     add("--model", type=Path, help="model directory (default: the shipped model)")
     add("--target", default="de", choices=["de", "fr"], help="target language (default: de)")
-    add("--sentences", type=int, default=200, help="first N test sentences (default: 200)")
+    add("--sentences", type=at_least(1), default=200, help="first N test sentences (default: 200)")
     # the defaults are core's PAPER_DECODING, written out: a worker imports the baseline's core
-    add("--beam-size", type=int, default=4, help="beam size (default: %(default)s)")
+    add("--beam-size", type=at_least(1), default=4, help="beam size (default: %(default)s)")
     add(
         "--alpha",
         "--length-penalty",
@@ -129,14 +131,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     add(
         "--threads",
-        type=int,
+        type=at_least(1),
         default=1,
         help="torch threads per worker (default: 1; with other work on the cores, two threads "
         "can be many times slower: see benchmarks/latency.py)",
     )
-    add("--repeats", type=int, default=2, help="worker runs per checkout (default: 2)")
+    add("--repeats", type=at_least(1), default=2, help="worker runs per checkout (default: 2)")
     add("--data-dir", type=Path, help="holds multi30k/ (default: train's data directory)")
-    add("--baseline", type=Path, help="another checkout (holding core/ and train/) to compare")
+    add("--baseline", type=checkout_folder, help="another checkout (holding core/, train/)")
     add(
         "--dry-run",
         action="store_true",

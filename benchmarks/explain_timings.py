@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from benchmarks.app_timings import MAIN, median_time
+from benchmarks.flags import at_least
 from core import DEFAULT_MODEL, Translator
 from core.inspection.attribution import (
     LogProbability,
@@ -145,8 +146,10 @@ def report(translator: Translator) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=os.environ.get("ATTENTION_LAB_MODEL", DEFAULT_MODEL))
-    parser.add_argument("--threads", type=int, default=2, help="torch threads for the lenses")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per median")
+    parser.add_argument(
+        "--threads", type=at_least(1), default=2, help="torch threads for the lenses"
+    )
+    parser.add_argument("--repeat", type=at_least(1), default=5, help="runs per median")
     parser.add_argument("--report", action="store_true", help="the lenses on es / sie instead")
     parser.add_argument("--convergence", action="store_true", help="IG's delta by step count")
     args = parser.parse_args(argv)

@@ -57,6 +57,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.flags import at_least, checkout_folder
+
 REPO = Path(__file__).resolve().parent.parent
 
 # name -> ModelConfig fields (dropout plays no part in eval mode)
@@ -526,26 +528,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--threads",
         nargs="+",
-        type=int,
+        type=at_least(1),
         help="torch.set_num_threads values to run every case with (default: torch's default; "
         "with --peers, 1)",
     )
     parser.add_argument(
         "--steps",
-        type=int,
+        type=at_least(1),
         default=32,
         help="decoding steps (output tokens) of the forced-length cases",
     )
     parser.add_argument(
-        "--source-length", type=int, default=30, help="source tokens, tag and </s> included"
+        "--source-length", type=at_least(1), default=30, help="source tokens, tag and </s> included"
     )
-    parser.add_argument("--repeats", type=int, default=7, help="timed runs of every case")
+    parser.add_argument("--repeats", type=at_least(1), default=7, help="timed runs of every case")
     parser.add_argument(
         "--budget", type=float, default=150.0, help="milliseconds the budget case must beat"
     )
     parser.add_argument(
         "--baseline",
-        type=Path,
+        type=checkout_folder,
         help="a folder holding another core/ (e.g. an export of an older commit): each repeat "
         "runs it and this checkout in alternating worker processes",
     )

@@ -44,6 +44,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.flags import at_least, checkout_folder
+
 ROOT = Path(__file__).resolve().parent.parent
 SUBJECTS = ["dog", "cat", "child", "teacher", "farmer", "doctor"]
 PLACES = ["garden", "house", "street", "park", "river", "school"]
@@ -240,17 +242,21 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, default=Path(DEFAULT_MODEL), help="model directory")
-    parser.add_argument("--users", type=int, default=20, help="users acting at the same moment")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of the five actions")
+    parser.add_argument(
+        "--users", type=at_least(1), default=20, help="users acting at the same moment"
+    )
+    parser.add_argument("--rounds", type=at_least(1), default=3, help="rounds of the five actions")
     parser.add_argument("--think", type=float, default=0.0, help="seconds between a user's actions")
-    parser.add_argument("--fill", type=int, default=40, help="distinct long sentences, beam 8")
+    parser.add_argument(
+        "--fill", type=at_least(0), default=40, help="distinct long sentences, beam 8"
+    )
     parser.add_argument(
         "--settle",
         type=float,
         default=135,
         help="seconds to wait after the fill: Streamlit drops closed sessions after 120 s",
     )
-    parser.add_argument("--baseline", type=Path, help="another checkout, measured first")
+    parser.add_argument("--baseline", type=checkout_folder, help="another checkout, measured first")
     parser.add_argument("--dry-run", action="store_true", help="random model, 2 users, 1 round")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:

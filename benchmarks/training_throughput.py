@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.flags import at_least, checkout_folder
+
 REPO = Path(__file__).resolve().parent.parent
 PROFILE_ROWS = 12
 
@@ -207,23 +209,24 @@ def report(args: argparse.Namespace, runs: dict[str, list[dict]]) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add = parser.add_argument
-    add("--d-model", type=int, default=192, help="model width (default: %(default)s)")
-    add("--d-ff", type=int, default=768, help="feed-forward inner size (default: %(default)s)")
-    add("--n-layers", type=int, default=6, help="encoder and decoder layers (default: 6)")
-    add("--vocab-size", type=int, default=8000, help="SentencePiece pieces (default: 8000)")
+    whole, vocabulary = at_least(1), at_least(300)
+    add("--d-model", type=whole, default=192, help="model width (default: %(default)s)")
+    add("--d-ff", type=whole, default=768, help="feed-forward inner size (default: %(default)s)")
+    add("--n-layers", type=whole, default=6, help="encoder and decoder layers (default: 6)")
+    add("--vocab-size", type=vocabulary, default=8000, help="SentencePiece pieces (default: 8000)")
     add("--norm-first", action=argparse.BooleanOptionalAction, default=True, help="pre-LN")
     add("--dropout", type=float, default=0.1, help="dropout (default: %(default)s)")
-    add("--batch-tokens", type=int, default=2500, help="target tokens per batch (default: 2500)")
-    add("--length", type=int, default=25, help="source and target pieces per row (default: 25)")
-    add("--threads", type=int, default=2, help="torch threads (default: %(default)s)")
-    add("--steps", type=int, default=10, help="timed steps per repeat (default: %(default)s)")
-    add("--warmup-steps", type=int, default=3, help="untimed steps first (default: 3)")
-    add("--repeats", type=int, default=2, help="worker runs per checkout (default: 2)")
+    add("--batch-tokens", type=whole, default=2500, help="target tokens per batch (default: 2500)")
+    add("--length", type=whole, default=25, help="source and target pieces per row (default: 25)")
+    add("--threads", type=whole, default=2, help="torch threads (default: %(default)s)")
+    add("--steps", type=whole, default=10, help="timed steps per repeat (default: %(default)s)")
+    add("--warmup-steps", type=at_least(0), default=3, help="untimed steps first (default: 3)")
+    add("--repeats", type=whole, default=2, help="worker runs per checkout (default: 2)")
     add("--profile", action="store_true", help="print torch.profiler's table of the step")
-    add("--profile-steps", type=int, default=3, help="steps profiled (default: %(default)s)")
+    add("--profile-steps", type=whole, default=3, help="steps profiled (default: %(default)s)")
     add("--data-dir", type=Path, default=REPO.parent / "shared" / "data", help="corpora folder")
-    add("--data-limit", type=int, default=20000, help="pairs read per corpus file (vocabulary)")
-    add("--baseline", type=Path, help="another checkout (holding core/ and train/) to compare")
+    add("--data-limit", type=at_least(0), default=20000, help="pairs read per corpus file")
+    add("--baseline", type=checkout_folder, help="another checkout (holding core/, train/)")
     add("--dry-run", action="store_true", help="seconds: the dry-run model, 2 steps, 1 repeat")
     add("--worker", type=Path, help=argparse.SUPPRESS)
     add(

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+from collections.abc import Iterable
+from pathlib import Path
 
 from core.decoding.search import PAPER_DECODING
+from core.translator import MAX_ALPHA, MAX_BEAM_SIZE
 
 
 def add_decoding_flags(parser: argparse.ArgumentParser) -> None:
@@ -14,18 +18,18 @@ def add_decoding_flags(parser: argparse.ArgumentParser) -> None:
     the paper's decoding (PAPER_DECODING) as their defaults."""
     parser.add_argument(
         "--beam-size",
-        type=positive_int,
+        type=beam_size,
         default=PAPER_DECODING.beam_size,
-        help="beam size; 1 is greedy search (default: %(default)s)",
+        help=f"beam size, 1 to {MAX_BEAM_SIZE}; 1 is greedy search (default: %(default)s)",
     )
     parser.add_argument(
         "--alpha",
         "--length-penalty",
         dest="alpha",
-        type=finite_float,
+        type=length_penalty_alpha,
         default=PAPER_DECODING.alpha,
-        help="the GNMT length penalty's alpha; 0 ranks by log-probability alone "
-        "(default: %(default)s)",
+        help=f"the GNMT length penalty's alpha, 0 to {MAX_ALPHA:g}; 0 ranks by log-probability "
+        "alone (default: %(default)s)",
     )
 
 
@@ -35,6 +39,36 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def beam_size(text: str) -> int:
+    """A beam size the translator takes: 1 to MAX_BEAM_SIZE (checked before any work)."""
+    value = positive_int(text)
+    if value > MAX_BEAM_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_BEAM_SIZE}, got {value}")
+    return value
+
+
+def length_penalty_alpha(text: str) -> float:
+    """A length penalty's alpha the translator takes: 0 to MAX_ALPHA."""
+    value = finite_float(text)
+    if not 0 <= value <= MAX_ALPHA:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_ALPHA:g}, got {value:g}")
+    return value
+
+
+def check_output(output: Path, inputs: Iterable[Path | str | None], flag: str = "--output") -> None:
+    """Refuse, before any work, an output file that cannot be written or that is one of the
+    command's ``inputs`` (writing it would replace what is being read): a ValueError naming it."""
+    output = Path(output)
+    for given in inputs:
+        if given is not None and output.resolve() == Path(given).resolve():
+            raise ValueError(f"{flag} {output}: that is an input of this command ({given})")
+    if output.is_dir():
+        raise ValueError(f"{flag} {output}: a folder, not a file")
+    folder = output.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise ValueError(f"{flag} {output}: cannot write in {folder}")
 
 
 def non_negative_int(text: str) -> int:

@@ -4,9 +4,12 @@ python -m core.translate --model pretrained/en-de-fr --target de "A man is ridin
 echo "I am very hungry." | python -m core.translate --target fr
 python -m core.translate --split-sentences "It rains. We stay at home."
 
-One output line per sentence. A sentence that cannot be translated (not valid UTF-8, nothing to
-translate) gets an empty output line and an error on stderr naming it; the others are translated
-and the exit status is 1. A model that cannot be loaded: exit status 2.
+One output line per sentence. A sentence over the model's source budget (64 pieces for the shipped
+model) is translated clause by clause, with a note on stderr (a warning if a part of it still had
+to be cut); a line that does not look like English gets a note on stderr. A sentence that cannot
+be translated (not valid UTF-8, nothing to translate) gets an empty output line and an error on
+stderr naming it; the others are translated and the exit status is 1. A model that cannot be
+loaded: exit status 2.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 
 from core.cli import add_decoding_flags
 from core.files.checkpoint import CheckpointError
+from core.text.readable import other_language
 from core.text.sentences import is_sentence, translate_by_sentence
 from core.translator import DEFAULT_MODEL, Translator
 
@@ -63,9 +67,22 @@ def decoded(raw: bytes) -> str:
         raise ValueError(f"not valid UTF-8 (byte {error.start + 1})") from None
 
 
-def translate_line(translator: Translator, text: str, args: argparse.Namespace) -> str:
+def translate_line(translator: Translator, text: str, args: argparse.Namespace, where: str) -> str:
     def translate(sentence: str) -> str:
-        return translator.translate(sentence, args.target, args.beam_size, args.alpha).text
+        translator.source_ids(sentence, args.target)  # the InputError of what cannot be read
+        long = translator.long_sources([sentence], args.target)
+        if long.warning():  # a long sentence goes clause by clause; never a silent cut
+            kind = "warning" if long.cut else "note"
+            print(f"{kind}: {where}: {long.warning()}", file=sys.stderr)
+        return translator.translate_batch([sentence], args.target, args.beam_size, args.alpha)[0]
+
+    language = other_language(text)
+    if language is not None:
+        print(
+            f"note: {where}: this looks like {language}, not English: the model reads "
+            "English only, other languages come out as invented words",
+            file=sys.stderr,
+        )
 
     if not args.split_sentences or not is_sentence(text):  # the latter: the usual InputError
         return translate(text)
@@ -87,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     for where, raw in raw_sentences(args.text):
         try:
             text = decoded(raw)
-            print(translate_line(translator, text, args))
+            print(translate_line(translator, text, args, where))
         except ValueError as error:  # not UTF-8, or the translator's InputError
             failed += 1
             print(f"error: {where}: {error}", file=sys.stderr)

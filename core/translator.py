@@ -49,6 +49,7 @@ from core.labelled_attention import (
 )
 from core.model.engine import Engine
 from core.model.transformer import Intermediates, Transformer
+from core.text.clauses import clause_parts
 from core.text.tokenizer import Tokenizer, normalize_text
 
 PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "pretrained"
@@ -92,6 +93,18 @@ def check_target(target: object, languages: Iterable[str]) -> None:
         raise InputError(
             f"Unknown target language {target!r}: choose one of {', '.join(languages)}."
         )
+
+
+def usable_device(device: object) -> torch.device:
+    """``device`` as a torch.device this machine has: a name torch does not know, or CUDA where
+    PyTorch sees no GPU, is an InputError (core.device.resolve_device turns --device into one)."""
+    try:
+        device = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise InputError(f"Unknown device {device!r} ({error}).") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"Device {device} was asked for, but PyTorch sees no CUDA GPU here.")
+    return device
 
 
 def check_decoding(beam_size: object, alpha: object, max_length: object = None) -> None:
@@ -218,7 +231,7 @@ class Translator:
         :class:`Translator`. A folder that is no model directory is a
         core.files.model_dir.NotAModelDir (an InputError)."""
         directory = open_model_dir(DEFAULT_MODEL if path is None else path)
-        return cls(*directory.load(weights, device), fast)
+        return cls(*directory.load(weights, usable_device(device)), fast)
 
     @property
     def languages(self) -> dict[str, str]:
@@ -367,6 +380,26 @@ class Translator:
         attention = [labelled(trace.encoder_self, t, t, row) for row, t in enumerate(tokens)]
         return EncoderBatch(np.array(padded), tokens, np.array(padded) != pad, attention)
 
+    def fits(self, text: str, target: str) -> bool:
+        """Whether ``text`` is read whole: its source pieces fit :attr:`max_source_tokens`."""
+        return len(self.tokenizer.encode_source(text, target)) <= self.max_source_tokens
+
+    def source_parts(self, text: str, target: str) -> list[str]:
+        """What :meth:`translate_batch` translates for ``text``: the text itself when it fits the
+        model, else its clauses (core/text/clauses.py), each fitting where a boundary allows."""
+        return clause_parts(text, lambda part: self.fits(part, target))
+
+    def long_sources(self, texts: Iterable[str], target: str) -> LongSources:
+        """How :meth:`translate_batch` reads ``texts``: how many are over the source budget (and
+        translated clause by clause), and how many of those still lose an end to a cut."""
+        long = cut = 0
+        for text in texts:
+            if not normalize_text(text) or self.fits(text, target):
+                continue
+            long += 1
+            cut += not all(self.fits(part, target) for part in self.source_parts(text, target))
+        return LongSources(self.max_source_tokens, long, cut)
+
     @torch.inference_mode()
     def translate_batch(
         self,
@@ -378,12 +411,45 @@ class Translator:
     ) -> list[str]:
         """Translate many sentences (evaluation) as :meth:`translate` does, in batches of
         similar length: greedy search for beam_size=1, else batched beam search
-        (core.decoding.search.batch_beam_search). Blank lines translate to blank lines; ``progress``
+        (core.decoding.search.batch_beam_search). A sentence over the source budget is translated
+        clause by clause (:meth:`source_parts`), and only a clause with no boundary left is cut
+        (:meth:`long_sources` counts both). Blank lines translate to blank lines; ``progress``
         is called with the number of sentences of each batch done."""
         check_decoding(beam_size, alpha)
-        outputs, pad = [""] * len(texts), self.model.config.pad_id
+        for text in texts:
+            check_text(text)
+        check_target(target, self.languages)
+        outputs = [""] * len(texts)
         todo = [i for i, text in enumerate(texts) if normalize_text(text)]
-        rows = [self.source_ids(texts[i], target)[0] for i in todo]  # refuses bad text first
+        parts = {i: self.source_parts(texts[i], target) for i in todo}
+        owners = [i for i in todo for _ in parts[i]]  # the sentence of each part
+        left = {i: len(parts[i]) for i in todo}
+
+        def done(batch: list[int]) -> None:  # progress counts the sentences whose parts are done
+            for part in batch:
+                left[owners[part]] -= 1
+            finished = {owners[part] for part in batch if left[owners[part]] == 0}
+            if progress and finished:
+                progress(len(finished))
+
+        flat = [part for i in todo for part in parts[i]]
+        translated = iter(self._translate_parts(flat, target, beam_size, alpha, done))
+        for i in todo:
+            outputs[i] = " ".join(next(translated) for _ in parts[i])
+        return outputs
+
+    def _translate_parts(
+        self,
+        texts: list[str],
+        target: str,
+        beam_size: int,
+        alpha: float,
+        done: Callable[[list[int]], None],
+    ) -> list[str]:
+        """Each of ``texts`` (none blank) translated, in batches of similar length; ``done`` is
+        called with the indices of each batch translated."""
+        results, pad = [""] * len(texts), self.model.config.pad_id
+        rows = [self.source_ids(text, target)[0] for text in texts]
         for batch in length_batches(rows, beam_size, batch_budget(self.device)):
             width = len(rows[batch[0]])
             source = torch.tensor(
@@ -395,10 +461,34 @@ class Translator:
                 beams = batch_beam_search(self.decoder, source, beam_size, alpha)
                 decoded = [beam.tokens for beam in beams]
             for b, tokens in zip(batch, decoded):
-                outputs[todo[b]] = self.tokenizer.decode(tokens, target)
-            if progress:
-                progress(len(batch))
-        return outputs
+                results[b] = self.tokenizer.decode(tokens, target)
+            done(batch)
+        return results
+
+
+@dataclass(frozen=True)
+class LongSources:
+    """What evaluation reports about sentences longer than the model reads (translate_batch)."""
+
+    source_budget: int  # source pieces the model reads, language tag and </s> included
+    long: int  # sentences over it, translated clause by clause
+    cut: int  # of those, the ones with a part still over it (no boundary left): cut to it
+
+    def warning(self) -> str | None:
+        """The line that says what happened to long sentences; None when there were none."""
+        if not self.long:
+            return None
+        said = (
+            f"{self.long} sentence(s) over the model's {self.source_budget} source pieces, "
+            "translated clause by clause"
+        )
+        if self.cut:
+            said += (
+                f"; {self.cut} of them kept a part over {self.source_budget} pieces with no "
+                f"clause boundary to split it at: cut to {self.source_budget} pieces, its end "
+                "not translated"
+            )
+        return said
 
 
 def batch_budget(device: torch.device) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from core.cli import beam_size, positive_int
 from core.files.checkpoint import load_model
 from core.files.model_dir import RunDir, copy_atomically, open_model_dir
 from core.model.transformer import Transformer
@@ -134,9 +135,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="blend weights w of the run's model (0 = the start model, 1 = the run's)",
     )
     parser.add_argument(
-        "--sentences", type=int, default=500, help="validation pairs per set and language"
+        "--sentences", type=positive_int, default=500, help="validation pairs per set and language"
     )
-    parser.add_argument("--beam-size", type=int, default=4, help="beam size for the scores")
+    parser.add_argument("--beam-size", type=beam_size, default=4, help="beam size for the scores")
     parser.add_argument(
         "--data-dir", type=Path, default=default_data_dir(), help="corpora folder, as for training"
     )

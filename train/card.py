@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from core.cli import positive_int
+from core.cli import non_negative_int, positive_int
 from core.decoding.search import PAPER_DECODING
 from core.files.model_dir import ModelDir, RunDir
 from core.text.tokenizer import LANGUAGES
@@ -77,6 +77,10 @@ def score_sets(
                     "chrf_signature": result["chrf_signature"],
                     "beam_size": beam_size,
                     "sentences": result["sentences"],
+                    # flat, for the Model page's table: over the source budget; of those cut
+                    "long_sentences": result["long_sentences"]["long"],
+                    "cut_sentences": result["long_sentences"]["cut"],
+                    "source_budget": result["long_sentences"]["source_budget"],
                     "seconds": result["seconds"],
                 }
             )
@@ -232,11 +236,14 @@ def main(argv: list[str] | None = None) -> int:
         help="beam size for the scores (default: %(default)s)",
     )
     parser.add_argument(
-        "--valid-sentences", type=int, default=1000, help="validation pairs scored per language"
+        "--valid-sentences",
+        type=positive_int,
+        default=1000,
+        help="validation pairs scored per language",
     )
     parser.add_argument(
         "--limit",
-        type=int,
+        type=non_negative_int,
         default=0,
         help="score only N sentences per set (0 = all; for dry runs)",
     )
@@ -246,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         help="a Markdown file added to card.md (e.g. how the shape was chosen)",
     )
     parser.add_argument(
-        "--threads", type=int, default=2, help="threads the MFU peak is measured on"
+        "--threads", type=positive_int, default=2, help="threads the MFU peak is measured on"
     )
     args = parser.parse_args(argv)
 

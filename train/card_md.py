@@ -236,7 +236,27 @@ def scores_section(scores: list[dict]) -> list[str]:
             f"BLEU signature `{bleu}`; chrF signature `{chrf}`; beam {beam}, length penalty "
             f"alpha {PAPER_DECODING.alpha}.",
         ]
-    return lines
+    return lines + long_sentences_note(scores)
+
+
+def long_sentences_note(scores: list[dict]) -> list[str]:
+    """How the scores' sentences over the model's source budget were read (train.evaluate):
+    clause by clause, and how many still cut; nothing for scores from before the count."""
+    counted = [s for s in scores if "long_sentences" in s]
+    if not counted:
+        return []
+    parts = [
+        f"{s['set']} {s['pair']} {s['long_sentences']} of {s['sentences']}"
+        + (f" ({s['cut_sentences']} still cut)" if s["cut_sentences"] else "")
+        for s in counted
+        if s["long_sentences"]
+    ]
+    listed = "; ".join(parts) or "none"
+    return [
+        "",
+        f"Sentences over the model's {counted[0]['source_budget']} source pieces are translated "
+        f"clause by clause (core/text/clauses.py), none cut silently: {listed}.",
+    ]
 
 
 def curve_section(curve: list[dict]) -> list[str]:

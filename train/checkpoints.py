@@ -4,6 +4,7 @@ averaged into the final model (section 6.1)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from core.files.checkpoint import CheckpointError, atomic_save, safe_load, save_model
+from core.files.metrics_log import damaged_lines
 from core.files.model_dir import RunDir, file_step
 from core.model.config import ModelConfig
 from train.config import TrainConfig
@@ -42,6 +44,7 @@ def save_checkpoint(trainer: Trainer) -> None:
         "model_config": dataclasses.asdict(trainer.model.config),
         "train_config": dataclasses.asdict(trainer.config),
     }
+    state["checksum"] = state_checksum(state)
     run_dir = trainer.run_dir
     atomic_save(state, run_dir.checkpoint_file(trainer.step))
     for old in run_dir.checkpoint_files()[: -trainer.config.keep_checkpoints]:
@@ -63,6 +66,8 @@ def resume(trainer: Trainer) -> str | None:
     trainer.batch_in_epoch, trainer.train_seconds = state["batch_in_epoch"], state["train_seconds"]
     restore_random_state(state["rng"], trainer.device)
     if trainer.dist.main:  # what a killed run logged after its last checkpoint is redone
+        for damaged in damaged_lines(trainer.run_dir.metrics_file):
+            trainer.log(f"warning: {trainer.run_dir.metrics_file}, {damaged}")
         trainer.run_dir.truncate_metrics(trainer.step)
     trainer.log(f"resumed from {path} (step {trainer.step}, epoch {trainer.epoch})")
     return state.get("dtype")
@@ -108,6 +113,39 @@ def restore_random_state(state: dict, device: torch.device) -> None:
         torch.cuda.set_rng_state(state["cuda"], device)
 
 
+def state_checksum(state: dict) -> str:
+    """The sha256 of everything a checkpoint holds but its checksum: each tensor's bytes and each
+    other value's repr, in the order of their keys (a flipped byte in a tensor changes it, where
+    torch.load would read the damaged weights without a word)."""
+    digest = hashlib.sha256()
+
+    def add(key: str, value: object) -> None:
+        digest.update(key.encode())
+        if isinstance(value, torch.Tensor):
+            digest.update(str(value.dtype).encode() + str(tuple(value.shape)).encode())
+            digest.update(value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy())
+        elif isinstance(value, dict):
+            for name in sorted(value, key=str):
+                add(f"{key}/{name}", value[name])
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                add(f"{key}/{i}", item)
+        else:
+            digest.update(repr(value).encode())
+
+    add("", {k: v for k, v in state.items() if k != "checksum"})
+    return digest.hexdigest()
+
+
+def load_checkpoint(path: Path) -> dict:
+    """A checkpoint's contents, its checksum checked: a mismatch is a CheckpointError. A
+    checkpoint from before the checksum has none and is read as it is."""
+    state = safe_load(path)
+    if "checksum" in state and state["checksum"] != state_checksum(state):
+        raise CheckpointError(f"{path}: damaged (its contents do not match their checksum)")
+    return state
+
+
 def newest_readable_checkpoint(
     run_dir: RunDir, log: Callable[[str], None]
 ) -> tuple[Path, dict] | None:
@@ -116,7 +154,7 @@ def newest_readable_checkpoint(
     found = run_dir.checkpoint_files()
     for path in reversed(found):
         try:
-            return path, safe_load(path)
+            return path, load_checkpoint(path)
         except CheckpointError as error:
             log(f"warning: skipping a damaged checkpoint: {error}")
     if found:
@@ -161,7 +199,7 @@ def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:
     """Element-wise mean of the models in the last checkpoints (section 6.1: the last 5 or 20)."""
     total = None
     for path in paths:
-        state = safe_load(path)["model"]
+        state = load_checkpoint(path)["model"]
         if total is None:
             total = {k: v.double().clone() for k, v in state.items()}
         else:

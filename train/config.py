@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.device import DEVICE_CHOICES, DEVICE_HELP
 from core.model.config import ModelConfig
 from train.data import MixtureError, default_data_dir, parse_mixture
+from train.run_folder import ForeignFolder, check_run_folder
 
 HELP = {
     "preset": "starting point for every other flag: dry-run (CI, < 1 min on CPU), cpu (2 CPU "
@@ -90,7 +92,8 @@ HELP = {
     "train and translate on truecased English (the first word of a sentence as usually written: "
     "'Attention is' -> 'attention is'; core/text/truecase.py)",
     "fresh": "delete the run folder's checkpoints, snapshots, metrics and vocabulary, and start "
-    "over instead of resuming",
+    "over instead of resuming (only what the trainer wrote: --out must be a folder it made, "
+    "a new or an empty one)",
 }
 
 
@@ -263,6 +266,84 @@ CHOICES = {
 }
 
 
+# The ranges of the numeric flags, (lowest, highest); checked before any work, so that a value the
+# run cannot use is one line naming it (exit status 2), never a traceback at the export nor an
+# untrained model. SentencePiece's byte fallback alone takes 256 pieces of the vocabulary, the
+# special pieces and the language tags a few more.
+MIN_VOCAB_SIZE = 300
+RANGES: dict[str, tuple[float, float]] = {
+    "vocab_size": (MIN_VOCAB_SIZE, math.inf),
+    "d_model": (2, math.inf),
+    "n_heads": (1, math.inf),
+    "n_layers": (1, math.inf),
+    "d_ff": (1, math.inf),
+    "max_len": (8, math.inf),
+    "max_tokens": (1, math.inf),
+    "max_steps": (1, math.inf),
+    "max_minutes": (0, math.inf),
+    "warmup": (1, math.inf),
+    "init_warmup": (0, math.inf),
+    "cooldown_steps": (0, math.inf),
+    "log_every": (1, math.inf),
+    "eval_every": (1, math.inf),
+    "checkpoint_every": (1, math.inf),
+    "keep_checkpoints": (1, math.inf),
+    "average_last": (1, math.inf),
+    "valid_sentences": (1, math.inf),
+    "beam_size": (1, 16),
+    "data_limit": (0, math.inf),
+    "length_bucket": (0, math.inf),
+    "loader_workers": (-1, math.inf),
+    "seed": (0, 2**63 - 1),
+    "concat_fraction": (0, math.inf),
+    "copy_fraction": (0, 1),
+    "number_copies": (0, math.inf),
+    "spelling_fraction": (0, 1),
+    "subword_alpha": (0, math.inf),
+}
+POSITIVE = ("lr_scale", "clip")  # real numbers above 0
+BELOW_ONE = ("dropout", "label_smoothing")  # probabilities in [0, 1)
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def config_problems(config: TrainConfig) -> list[str]:
+    """What is wrong with the flags' values, one line each naming the flag and its value; [] when
+    the run can use them all. --max-minutes 0 means no time limit."""
+    problems = []
+    for f in dataclasses.fields(TrainConfig):
+        value = getattr(config, f.name)
+        if f.type not in ("int", "float"):
+            continue
+        if not math.isfinite(value):
+            problems.append(f"{flag(f.name)}: must be a finite number, got {value}")
+            continue
+        low, high = RANGES.get(f.name, (-math.inf, math.inf))
+        if f.name in POSITIVE and value <= 0:
+            problems.append(f"{flag(f.name)}: must be above 0, got {value}")
+        elif f.name in BELOW_ONE and not 0 <= value < 1:
+            problems.append(f"{flag(f.name)}: must be at least 0 and below 1, got {value}")
+        elif not low <= value <= high:
+            bounds = f"at least {low}" if high == math.inf else f"between {low} and {high}"
+            problems.append(f"{flag(f.name)}: must be {bounds}, got {value}")
+    if config.d_model % 2 == 0 and config.n_heads >= 1 and config.d_model % config.n_heads:
+        problems.append(
+            f"--d-model {config.d_model} must be divisible by --n-heads {config.n_heads}"
+        )
+    if config.d_model % 2:
+        problems.append(f"--d-model: must be even (the sinusoidal encoding), got {config.d_model}")
+    try:
+        steps = config.snapshot_step_set
+    except ValueError:
+        problems.append(f"--snapshot-steps: not whole numbers: {config.snapshot_steps!r}")
+    else:
+        if any(step < 1 for step in steps):
+            problems.append(f"--snapshot-steps: steps start at 1, got {config.snapshot_steps!r}")
+    return problems
+
+
 def parse_args(argv: list[str] | None = None) -> TrainConfig:
     """Flags override the chosen preset, which overrides the dataclass defaults."""
     parser = argparse.ArgumentParser(
@@ -292,4 +373,12 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
     preset = "dry-run" if args.pop("dry_run") else (args["preset"] or "cpu")
     values = {**PRESETS[preset], "preset": preset}
     values.update({k: v for k, v in args.items() if v is not None and k != "preset"})
-    return TrainConfig(**values)
+    config = TrainConfig(**values)
+    problems = config_problems(config)
+    try:
+        check_run_folder(config.run_dir)
+    except ForeignFolder as error:
+        problems.append(str(error))
+    if problems:
+        parser.error("; ".join(problems))
+    return config

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from core.cli import positive_int
 from core.decoding.search import PAPER_DECODING
 from core.files.model_dir import ModelDir
 from core.inspection.coverage import (
@@ -329,16 +330,22 @@ def parser() -> argparse.ArgumentParser:
         "--card", type=Path, help="model folder whose card gets the study (default: print only)"
     )
     parser.add_argument(
-        "--folds", type=int, default=2, help="cross-validation folds over the sentences (default 2)"
+        "--folds",
+        type=positive_int,
+        default=2,
+        help="cross-validation folds over the sentences (default 2)",
     )
     parser.add_argument(
         "--ig-steps",
-        type=int,
+        type=positive_int,
         default=32,
         help="integrated gradients' steps per output piece (default 32; the Explain page uses 160)",
     )
     parser.add_argument(
-        "--threads", type=int, default=1, help="torch threads for the translations (default 1)"
+        "--threads",
+        type=positive_int,
+        default=1,
+        help="torch threads for the translations (default 1)",
     )
     parser.add_argument(
         "--dry-run",

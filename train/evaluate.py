@@ -7,24 +7,26 @@ python -m train.evaluate --target fr --test-set flores        # FLORES-200 devte
 python -m train.evaluate --target de --src paragraphs.en --ref paragraphs.de --split-sentences
 
 Sentences are translated in batches of similar length (Translator.translate_batch), by the same
-search as one at a time.
+search as one at a time. A sentence over the model's source budget (64 pieces for the shipped
+model) is translated clause by clause (core/text/clauses.py); the report counts such sentences
+and those still cut ("long_sentences"), and stderr says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
-from contextlib import ExitStack
 from pathlib import Path
 
 from tqdm import tqdm
 
-from core.cli import add_decoding_flags, non_negative_int
+from core.cli import add_decoding_flags, check_output, non_negative_int
 from core.decoding.search import PAPER_DECODING
 from core.device import DEVICE_CHOICES, DEVICE_HELP, resolve_device
-from core.files.checkpoint import CheckpointError
+from core.files.checkpoint import CheckpointError, write_text_atomically
 from core.scoring import score_translations
 from core.text.sentences import is_sentence, translate_by_sentence
 from core.text.sentences import split_sentences as sentence_parts
@@ -54,6 +56,10 @@ def evaluate(
     sentence of a source on its own (core/text/sentences.py)."""
     started = time.perf_counter()
     texts = distinct_sentences(sources) if split_sentences else sources
+    long = translator.long_sources(texts, target)
+    if long.warning():  # never a silent cut: said here, and counted in the scores
+        kind = "warning" if long.cut else "note"
+        print(f"{kind}: en-{target}: {long.warning()}", file=sys.stderr)
     with tqdm(
         total=len(texts), desc=f"en-{target}", unit="sent", disable=not progress, file=sys.stderr
     ) as bar:
@@ -71,6 +77,7 @@ def evaluate(
         "target": target,
         "beam_size": beam_size,
         "split_sentences": split_sentences,
+        "long_sentences": dataclasses.asdict(long),
         "hypotheses": hypotheses,
     }
 
@@ -142,35 +149,30 @@ def read_data(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    with ExitStack() as files:
-        try:
-            sources, references = read_data(args)
-            translator = Translator.load(args.model, resolve_device(args.device))
-            if args.target not in translator.languages:
-                languages = ", ".join(translator.languages)
-                raise ValueError(f"--target {args.target}: the model translates into {languages}")
-            # opened before translating: an unwritable --output fails now, not after all the work
-            output = (
-                files.enter_context(open(args.output, "w", encoding="utf-8"))
-                if args.output
-                else None
-            )
-        except (OSError, ValueError, CheckpointError) as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-        result = evaluate(
-            translator,
-            sources,
-            references,
-            args.target,
-            args.beam_size,
-            args.alpha,
-            progress=not args.quiet,
-            split_sentences=args.split_sentences,
-        )
-        hypotheses = result.pop("hypotheses")
-        if output:
-            output.writelines(h + "\n" for h in hypotheses)
+    try:
+        if args.output:  # before any work: an output that replaces an input, or cannot be written
+            check_output(args.output, [args.src, args.ref, args.tsv, args.model])
+        sources, references = read_data(args)
+        translator = Translator.load(args.model, resolve_device(args.device))
+        if args.target not in translator.languages:
+            languages = ", ".join(translator.languages)
+            raise ValueError(f"--target {args.target}: the model translates into {languages}")
+    except (OSError, ValueError, CheckpointError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    result = evaluate(
+        translator,
+        sources,
+        references,
+        args.target,
+        args.beam_size,
+        args.alpha,
+        progress=not args.quiet,
+        split_sentences=args.split_sentences,
+    )
+    hypotheses = result.pop("hypotheses")
+    if args.output:  # whole or not at all: a kill mid-write leaves the file as it was
+        write_text_atomically(args.output, "".join(h + "\n" for h in hypotheses))
     print(json.dumps(result))
     return 0
 

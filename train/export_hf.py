@@ -265,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
         print("error: exporting needs transformers (pip install transformers)", file=sys.stderr)
         return 2
     try:
+        if Path(args.out).resolve() == Path(args.model).resolve():
+            raise CheckpointError(f"--out {args.out}: that is the model directory read (--model)")
         out = export(args.model, args.out)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from core.cli import add_decoding_flags, positive_int, whole_number
+from core.cli import add_decoding_flags, check_output, positive_int, whole_number
 from core.device import DEVICE_CHOICES, DEVICE_HELP, resolve_device
 from core.files.checkpoint import CheckpointError
 from core.files.model_dir import HEADS_FILE, ModelDir, open_model_dir
@@ -152,6 +152,8 @@ def prepare(args: argparse.Namespace) -> tuple[Translator, str, list[SamplePair]
     translator = Translator.load(args.model, resolve_device(args.device))
     resolve_defaults(args, len(all_heads(translator)))
     check_writable(args.output)
+    model_dir = ModelDir(args.model)
+    check_output(args.output, [model_dir.model_file, model_dir.tokenizer_file, model_dir.card_file])
     limit = DRY_RUN_LINES if args.dry_run else None
     pairs, description = validation_sample(
         args.data_dir, args.sentences, limit, translator.languages

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from core.cli import positive_int
 from core.files.model_dir import ModelDir
 from core.translator import DEFAULT_MODEL
 from train.card import write_card
@@ -31,7 +32,10 @@ def study_parser(prog: str, doc: str, card_gets: str | None = None) -> argparse.
             help=f"model folder whose card gets {card_gets} (default: print only)",
         )
         parser.add_argument(
-            "--threads", type=int, default=1, help="torch threads for the translations (default 1)"
+            "--threads",
+            type=positive_int,
+            default=1,
+            help="torch threads for the translations (default 1)",
         )
     return parser
 

@@ -17,6 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from core.cli import non_negative_int, positive_int
 from core.files.model_dir import open_model_dir
 from core.text.tokenizer import Tokenizer
 from train.data import DICTIONARY_FILES, load_corpus, read_tsv_pairs
@@ -83,12 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = study_parser("python -m train.term_pieces", __doc__)
     parser.add_argument(
         "--min-count",
-        type=int,
+        type=positive_int,
         default=50,
         help="times a word occurs in the sentence corpora to count as common (default 50)",
     )
     parser.add_argument(
-        "--show", type=int, default=15, help="cut common words listed per side (default 15)"
+        "--show",
+        type=non_negative_int,
+        default=15,
+        help="cut common words listed per side (default 15)",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="read the first 2,000 lines of each file only"

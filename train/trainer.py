@@ -29,6 +29,7 @@ from train.final_model import export
 from train.hardware import DTYPES, FastPaths
 from train.loader import Batch, loader_workers, to_device
 from train.loss import TranslationLoss
+from train.run_folder import check_run_folder, claim_run_folder
 from train.schedule import learning_rate
 from train.start import autocast_for, measure_dtypes, pick_dtype, start_run, tidy_run_dir
 from train.validation import Validator
@@ -38,12 +39,13 @@ class Trainer:
     def __init__(self, config: TrainConfig) -> None:
         self.started, self.seconds_to_first_step = time.perf_counter(), None
         self.config, self.run_dir = config, RunDir(config.run_dir)
+        check_run_folder(self.run_dir.path)  # before anything is written, in every process
         self.dist = Distributed(config.device)
         self.device, self.fast_paths = self.dist.device, FastPaths.for_device(self.dist.device)
         if self.dist.main:
+            claim_run_folder(self.run_dir.path)
             tidy_run_dir(self.run_dir, config.fresh, self.log)
         self.dist.barrier()
-        self.run_dir.path.mkdir(parents=True, exist_ok=True)
         start = start_run(config, self.dist, self.log)
         self.corpus, self.tokenizer, self.origin = start.corpus, start.tokenizer, start.origin
         self.model, self.model_config = start.model, start.model.config

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core.cli import positive_int
 from core.files.model_dir import ModelDir, RunDir, open_model_dir
 from core.text.tokenizer import LANGUAGES, Tokenizer
 from train.card import write_card
@@ -136,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         "--data-dir", type=Path, default=default_data_dir(), help="corpora folder with flores/"
     )
     parser.add_argument(
-        "--limit", type=int, default=None, help="count only the first N FLORES lines (tests)"
+        "--limit",
+        type=positive_int,
+        default=None,
+        help="count only the first N FLORES lines (tests)",
     )
     args = parser.parse_args(argv)
     if not args.runs and not args.reference:

@@ -29,10 +29,12 @@ from pathlib import Path
 
 import torch
 
+from core.cli import whole_number
 from core.files.checkpoint import load_model
 from core.files.model_dir import ModelDir, file_step, open_model_dir
 from core.model.transformer import Transformer
 from core.text.tokenizer import Tokenizer
+from train.config import MIN_VOCAB_SIZE
 from train.data import default_data_dir, load_corpus, parse_mixture
 from train.start import learn_vocabulary
 
@@ -77,12 +79,20 @@ def move_snapshots(source: ModelDir, moved_dir: ModelDir, old: Tokenizer, new: T
         moved_dir.save_snapshot(transfer(model, old, new), file_step(path), seconds)
 
 
+def vocab_size(text: str) -> int:
+    """--vocab-size: as many pieces as the trainer's vocabulary may have (train/config.py)."""
+    value = whole_number(text)
+    if value < MIN_VOCAB_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_VOCAB_SIZE}, got {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--from", dest="source", required=True, help="trained model directory")
     parser.add_argument("--out", type=Path, required=True, help="model directory to write")
     parser.add_argument(
-        "--vocab-size", type=int, default=16000, help="pieces in the new vocabulary"
+        "--vocab-size", type=vocab_size, default=16000, help="pieces in the new vocabulary"
     )
     parser.add_argument(
         "--mixture",
@@ -91,7 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--data-dir", type=Path, default=default_data_dir(), help="corpora folder")
     args = parser.parse_args(argv)
-
+    if args.out.resolve() == Path(args.source).resolve():
+        parser.error(f"--out {args.out}: that is the model directory read (--from)")
     source = open_model_dir(args.source)
     model, _ = source.load_model()
     args.out.mkdir(parents=True, exist_ok=True)

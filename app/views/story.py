@@ -1,8 +1,6 @@
 """The guided story: from pieces to a translation, one short screen per idea, on the user's own
 sentence. A clicker's keys step through it (app/lectern.py)."""
 
-from functools import partial
-
 import streamlit as st
 
 from app import lectern, state, ui
@@ -12,6 +10,7 @@ from app.figures.heads import vote_bars
 from app.figures.heatmaps import attention_map, with_masked_cells
 from app.figures.positional import positional_heatmap
 from app.figures.tokens import token_chips
+from app.plain_text import escaped
 from app.story import (
     STEPS,
     alignment,
@@ -47,10 +46,11 @@ def reveal(words: LabelledAttention, sentence: str) -> None:
     revealed = given in options or st.session_state.get(key) in options
     beside = st.columns([2, 3]) if state.settings().present and revealed else None
     with beside[0] if beside else st.container():
-        guess = st.radio(
-            f"Predict first: which word will “{word}” attend to most, in its strongest head?",
+        guess = st.radio(  # its label and options are markdown: the words are the person's
+            f"Predict first: which word will “{escaped(word)}” attend to most, in its strongest "
+            "head?",
             options,
-            format_func=partial(position_name, words.key_labels),
+            format_func=lambda position: escaped(position_name(words.key_labels, position)),
             index=options.index(given) if given in options else None,
             key=key,
             horizontal=True,
@@ -59,21 +59,21 @@ def reveal(words: LabelledAttention, sentence: str) -> None:
         return
     answers[(sentence, word)] = guess
     if beside:
-        beside[0].info(reveal_text(words, query, guess))
+        beside[0].info(escaped(reveal_text(words, query, guess)))
         with beside[1]:
             self_attention_map(words, query, sentence)
         return
-    st.info(reveal_text(words, query, guess))
+    st.info(escaped(reveal_text(words, query, guess)))
     linked = coreference(words, query, sentence)
     if linked is not None:
-        (st.warning if linked.startswith("No head") else st.success)(linked)
-    st.markdown(f"**The strongest heads** for “{word}”, each over its whole row:")
+        (st.warning if linked.startswith("No head") else st.success)(escaped(linked))
+    st.markdown(f"**The strongest heads** for “{escaped(word)}”, each over its whole row:")
     ui.table(strongest_table(words, query))
     st.caption(
         "Role in this sentence: the Heads lab's, over every word's row (a previous-, own- or "
         "next-word head puts its top weight on that neighbour in at least "
         f"{POSITIONAL_THRESHOLD:.0%} of them). The shares add up to the row's 100%. "
-        f"{jobs(words, query)}"
+        f"{escaped(jobs(words, query))}"
     )
     ui.chart(vote_bars(head_votes(words, query), word), "story-votes")
     self_attention_map(words, query, sentence)

@@ -9,9 +9,37 @@ log is atomic (core.files.checkpoint.atomic_write). Where the log lives: core/fi
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from core.files.checkpoint import write_text_atomically
+
+
+@dataclass(frozen=True)
+class DamagedLine:
+    """A line of the log that is no record: what was logged between two steps is lost."""
+
+    number: int  # counted from 1
+    after_step: int | None  # the step of the readable record before it (None: none before)
+    before_step: int | None  # the step of the readable record after it (None: none after)
+
+    def __str__(self) -> str:
+        after = f"after step {self.after_step}" if self.after_step is not None else "at the start"
+        before = f" and before step {self.before_step}" if self.before_step is not None else ""
+        return f"line {self.number} is damaged: what was logged {after}{before} is lost"
+
+
+def parsed_lines(path: Path) -> list[tuple[str, dict | None]]:
+    """Each line of the log with its record, None where it is not one."""
+    parsed = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        ok = isinstance(record, dict) and isinstance(record.get("step"), int)
+        parsed.append((line, record if ok else None))
+    return parsed
 
 
 def read_metrics(path: str | Path) -> list[dict]:
@@ -19,15 +47,24 @@ def read_metrics(path: str | Path) -> list[dict]:
     path = Path(path)
     if not path.is_file():
         return []
-    records = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("step"), int):
-            records.append(record)
-    return records
+    return [record for _, record in parsed_lines(path) if record is not None]
+
+
+def damaged_lines(path: str | Path) -> list[DamagedLine]:
+    """The lines of the log that are no record (a failing disk, a kill mid-append), each with the
+    steps between which its records were lost; [] when there is no log or it is whole."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    lines = parsed_lines(path)
+    steps = [record["step"] if record else None for _, record in lines]
+    damaged = []
+    for i, (text, record) in enumerate(lines):
+        if record is None and text.strip():
+            after = next((s for s in reversed(steps[:i]) if s is not None), None)
+            before = next((s for s in steps[i + 1 :] if s is not None), None)
+            damaged.append(DamagedLine(i + 1, after, before))
+    return damaged
 
 
 def append_metrics(path: str | Path, record: dict) -> None:

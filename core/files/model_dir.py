@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -409,13 +410,17 @@ FORMATS: tuple[type[ModelDir], ...] = (ModelDir, MarianDir)
 def open_model_dir(path: str | Path) -> ModelDir:
     """The model directory at ``path``, in the first of :data:`FORMATS` whose files it holds. A
     folder that is none is a :class:`NotAModelDir` naming the files it lacks."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise NotAModelDir(f"A model directory is a path, got {type(path).__name__} {path!r}.")
     path = Path(path)
     if not path.is_dir():
         raise NotAModelDir(f"{path}: no such model directory")
     for directory_format in FORMATS:
         if not directory_format.missing(path):
             return directory_format(path)
-    lacking = " and ".join(FORMATS[0].missing(path))
+    # the format the folder has a file of, to say what it lacks; ours when it has none of either
+    started = [f for f in FORMATS if len(f.missing(path)) < len(f.missing(path / "-none-"))]
+    lacking = " and ".join((started or FORMATS)[0].missing(path))
     raise NotAModelDir(
         f"{path}: not a model directory, it has no {lacking} (a model directory holds "
         f"{MODEL_FILE}, {TOKENIZER_FILE} and {CARD_FILE}; a MarianMT one "

@@ -217,6 +217,8 @@ def head_importance(translator: Translator, result: Translation, kind: str) -> n
     log-probability of its output when that head alone is switched off (Michel et al. 2019),
     teacher-forced. One batched pass: item 0 runs with every head on, item 1 + l * H + h with
     head h of layer l off."""
+    if kind not in KINDS:
+        raise InputError(f"Unknown kind of head {kind!r}: choose one of {', '.join(KINDS)}.")
     n_layers, n_heads = layer_count(translator.model, kind), translator.model.config.n_heads
     batch = 1 + n_layers * n_heads
     copied = copy.deepcopy(translator.model).eval()

@@ -30,6 +30,7 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients
 from scipy.stats import kendalltau
 
+from core.errors import InputError
 from core.model.transformer import Transformer
 from core.text.tokenizer import UNK_ID
 
@@ -100,6 +101,17 @@ def norm_based(model: Transformer, result: Translation) -> np.ndarray:
     return result.attention.cross.weights * size
 
 
+def check_position(position: object, length: int) -> None:
+    """An output position to explain: a whole number in 0 .. length - 1 (InputError otherwise)."""
+    if isinstance(position, bool) or not isinstance(position, int):
+        raise InputError(f"The position must be a whole number, got {position!r}.")
+    if not 0 <= position < length:
+        raise InputError(
+            f"Position {position} is outside the translation's {length} output pieces "
+            f"(0 to {length - 1})."
+        )
+
+
 class LogProbability(torch.nn.Module):
     """log p(y_t) as a function of the source's scaled token embeddings (B, S, D), the decoder
     reading the translation's own prefix: what Captum differentiates and integrates. With a
@@ -109,6 +121,7 @@ class LogProbability(torch.nn.Module):
         self, model: Transformer, result: Translation, position: int, foil: int | None = None
     ) -> None:
         super().__init__()
+        check_position(position, len(result.output_ids))
         self.model, self.position, self.foil = model, position, foil
         self.source = one_row(model, result.source_ids)
         self.target = one_row(model, result.decoder_input_ids[: position + 1])

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app import story
+from app.plain_text import escaped
 from core.inspection.head_focus import relation
 from core.inspection.head_statistics import sentence_roles
 from core.labelled_attention import LabelledAttention
@@ -38,13 +39,13 @@ def test_the_prediction_is_revealed_from_the_models_attention(app, translator):
     found = story.answer(words, query)
     at.radio(key="guess-it").set_value(found.key).run()
     assert not at.exception
-    assert at.info[0].value == story.reveal_text(words, query, found.key)
-    assert at.info[0].value.startswith("Right: of the words other than “it”, the most")
+    assert at.info[0].value == escaped(story.reveal_text(words, query, found.key))
+    assert at.info[0].value.startswith(r"Right\: of the words other than “it”, the most")
 
     animal = words.key_labels.index("animal")
     at.radio(key="guess-it").set_value(animal).run()
     revealed = at.info[0].value
-    assert revealed == story.reveal_text(words, query, animal)
+    assert revealed == escaped(story.reveal_text(words, query, animal))
     assert revealed.startswith("Not quite") or found.key == animal
 
 
@@ -225,9 +226,9 @@ def test_the_reveal_tells_what_the_heads_do_and_keeps_the_guess(app, translator)
     at.radio(key="guess-it").set_value(words.key_labels.index("animal")).run()
     assert not at.exception
     said = [box.value for box in (*at.info, *at.success, *at.warning)]
-    assert story.coreference(words, query, ANIMAL) in said
+    assert escaped(story.coreference(words, query, ANIMAL)) in said
     assert at.dataframe[0].value.to_dict("records") == story.strongest_table(words, query)
-    assert any(caption.value.endswith(story.jobs(words, query)) for caption in at.caption)
+    assert any(caption.value.endswith(escaped(story.jobs(words, query))) for caption in at.caption)
     next(button for button in at.button if button.label == "Next ▶").click().run()
     next(button for button in at.button if button.label == "◀ Back").click().run()
     assert at.radio(key="guess-it").value == words.key_labels.index("animal")  # the guess stays
@@ -253,3 +254,25 @@ def test_the_mask_step_draws_the_masked_cells_solid(app, translator):
     drawn = ~np.isnan(plotted(masked["z"]))
     np.testing.assert_array_equal(drawn, ~decoder.allowed)  # exactly the cells above the diagonal
     assert drawn.sum() == len(decoder.query_labels) * (len(decoder.query_labels) - 1) // 2
+
+
+HOSTILE = "It saw ![x](https://example.org/t.png) [click](https://example.org/login) <b>it</b>."
+
+
+@pytest.mark.slow
+def test_a_hostile_sentence_is_shown_as_text_in_the_question_answer_and_caption(app, translator):
+    """Issue 59, finding 4: the words of a shared link are never markdown (an outside image or
+    link) in the Story's question, options, answer and captions."""
+    at = app("story", text=HOSTILE, story="2")
+    assert not at.exception
+    radio = at.radio[0]
+    shown = [radio.label, *radio.options]
+    assert not any("](" in text or "![" in text or "<b>" in text for text in shown), shown
+    assert any(r"\!\[x\]" in text for text in shown)  # the words are there, escaped
+    words = translator.translate(HOSTILE, "de", 4, 0.6, trace=True).word_attention.encoder
+    query = story.question_word(words)
+    radio.set_value(next(i for i in range(len(words.key_labels)) if i != query)).run()
+    assert not at.exception and at.info
+    said = [box.value for box in (*at.info, *at.success, *at.warning, *at.caption, *at.markdown)]
+    for text in said:
+        assert "](http" not in text and "<b>" not in text and "![" not in text, text

@@ -228,3 +228,50 @@ def test_evaluate_test_set_errors(tiny_model_dir, tmp_path):
     assert status == 2 and "--test-set replaces --src, --ref and --tsv" in err
     status, out, err = run_evaluate(tiny_model_dir, "--test-set", "flores", "--data-dir", "/no")
     assert status == 2 and out == "" and err.startswith("error: /no/flores/devtest.en.gz")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--beam-size", "100", "argument --beam-size: must be at most 16, got 100"),
+        ("--alpha", "-1", "argument --alpha/--length-penalty: must be between 0 and 5, got -1"),
+    ],
+)
+def test_a_bad_setting_leaves_an_earlier_output_whole(
+    tiny_model_dir, tmp_path, flag, value, message
+):
+    pairs, old = tmp_path / "pairs.tsv", tmp_path / "old.txt"
+    pairs.write_text("The dog runs.\tDer Hund läuft.\n")
+    old.write_text("last week's translations\n")
+    status, _, err = run_evaluate(
+        tiny_model_dir, "--tsv", str(pairs), "--output", str(old), flag, value
+    )
+    assert status == 2 and message in err
+    assert old.read_text() == "last week's translations\n"
+
+
+def test_an_output_that_is_an_input_is_refused(tiny_model_dir, tmp_path):
+    src, ref, pairs = tmp_path / "test.en", tmp_path / "test.de", tmp_path / "pairs.tsv"
+    src.write_text("The dog runs.\n")
+    ref.write_text("Der Hund läuft.\n")
+    pairs.write_text("The dog runs.\tDer Hund läuft.\n")
+    for data, output in (
+        (["--src", str(src), "--ref", str(ref)], ref),
+        (["--src", str(src), "--ref", str(ref)], tmp_path / "." / "test.en"),
+        (["--tsv", str(pairs)], pairs),
+    ):
+        before = output.read_text()
+        status, out, err = run_evaluate(tiny_model_dir, *data, "--output", str(output))
+        assert status == 2 and out == "" and "that is an input of this command" in err
+        assert output.read_text() == before
+
+
+def test_the_output_is_written_whole_or_not_at_all(tiny_model_dir, tmp_path):
+    pairs, old = tmp_path / "pairs.tsv", tmp_path / "old.txt"
+    pairs.write_text("The dog runs.\tDer Hund läuft.\n")
+    old.write_text("last week's translations\n")
+    interrupted = mock.patch.object(Translator, "translate_batch", side_effect=KeyboardInterrupt)
+    with interrupted, pytest.raises(KeyboardInterrupt):
+        run_evaluate(tiny_model_dir, "--tsv", str(pairs), "--output", str(old))
+    assert old.read_text() == "last week's translations\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.txt", "pairs.tsv"]

@@ -289,7 +289,6 @@ def test_the_dry_run_writes_a_loadable_survey_and_leaves_the_model_alone(
         (["--model", "{tmp}/missing"], "no such model directory"),
         (["--data-dir", "{tmp}/no-data"], "no validation pairs"),
         (["--heads-off", "0,99"], "between 0 and 24"),
-        (["--beam-size", "40"], "beam_size must be between"),
     ],
 )
 def test_bad_input_is_a_message_not_a_traceback(
@@ -302,6 +301,22 @@ def test_bad_input_is_a_message_not_a_traceback(
     error = capsys.readouterr().err
     assert error.startswith("error: ") and message in error
     assert not (tmp_path / "out" / HEADS_FILE).exists()
+
+
+def test_a_beam_size_beyond_the_translators_is_a_usage_error(tiny_model_dir, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--model", str(tiny_model_dir), "--beam-size", "40"])
+    assert exit_.value.code == 2
+    assert "argument --beam-size: must be at most 16, got 40" in capsys.readouterr().err
+
+
+def test_the_survey_may_not_overwrite_the_model_it_reads(tiny_model_dir, data_dir, capsys):
+    model_file = tiny_model_dir / "model.pt"
+    before = model_file.read_bytes()
+    flags = ["--model", str(tiny_model_dir), "--data-dir", str(data_dir), "--quiet"]
+    assert main([*flags, "--output", str(model_file)]) == 2
+    assert "that is an input of this command" in capsys.readouterr().err
+    assert model_file.read_bytes() == before
 
 
 def test_the_survey_says_when_the_device_cannot_be_used(

@@ -239,3 +239,22 @@ def test_the_models_terms_follow_from_its_datas_licences():
     assert "use for research only (Multi30k task 1)" in terms
     assert "attribution, as above (Tatoeba English-French)" in terms
     assert "MLQE" not in terms and "share-alike" not in terms  # CC0 asks nothing
+
+
+def test_the_card_says_how_long_sentences_were_read():
+    from train.card_md import long_sentences_note
+
+    scores = [
+        {"set": "FLORES-200 devtest", "pair": "en-de", "sentences": 1012, "long_sentences": 23,
+         "cut_sentences": 0, "source_budget": 64},
+        {"set": "FLORES-200 devtest", "pair": "en-fr", "sentences": 1012, "long_sentences": 23,
+         "cut_sentences": 1, "source_budget": 64},
+        {"set": "Multi30k", "pair": "en-de", "sentences": 1000, "long_sentences": 0,
+         "cut_sentences": 0, "source_budget": 64},
+    ]  # fmt: skip
+    assert long_sentences_note(scores)[1] == (
+        "Sentences over the model's 64 source pieces are translated clause by clause "
+        "(core/text/clauses.py), none cut silently: FLORES-200 devtest en-de 23 of 1012; "
+        "FLORES-200 devtest en-fr 23 of 1012 (1 still cut)."
+    )
+    assert long_sentences_note([{"set": "old card", "sentences": 5}]) == []

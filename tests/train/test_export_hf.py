@@ -159,3 +159,12 @@ def test_the_shipped_model_round_trips_on_the_cards_examples(tmp_path):
         output = hf_greedy(model, tokenizer, source, example["target"], budget)
         assert output == ours.output_ids, example["source"]
         assert read_as_the_readme_says(tokenizer, output, example["target"]) == ours.text
+
+
+def test_exporting_into_the_model_directory_read_is_refused(tiny_model_dir, capsys):
+    from train.export_hf import main
+
+    before = {p.name: p.read_bytes() for p in tiny_model_dir.iterdir() if p.is_file()}
+    assert main(["--model", str(tiny_model_dir), "--out", str(tiny_model_dir)]) == 2
+    assert "that is the model directory read (--model)" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in tiny_model_dir.iterdir() if p.is_file()} == before

@@ -133,3 +133,20 @@ def test_a_run_continued_from_a_moved_model_ships_the_record(data_dir, tmp_path)
     assert shipped.read_card()["training"]["vocabulary_transfer"] == record
     assert record["at_step"] == 4 and shipped.read_card()["training"]["steps"] == 6
     assert shipped.load()[0].config.vocab_size == 450
+
+
+def test_the_output_may_not_be_the_model_read_nor_the_vocabulary_too_small(
+    tiny_model_dir, tmp_path, capsys
+):
+    from train.vocabulary_transfer import main
+
+    before = {p.name: p.read_bytes() for p in tiny_model_dir.iterdir() if p.is_file()}
+    for flags, message in (
+        (["--out", str(tiny_model_dir)], "that is the model directory read (--from)"),
+        (["--out", str(tmp_path / "new"), "--vocab-size", "0"], "must be at least 300, got 0"),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(["--from", str(tiny_model_dir), *flags])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in tiny_model_dir.iterdir() if p.is_file()} == before
+    assert not (tmp_path / "new").exists()
