@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from app.figures.style import PRESENTATION_TEXT_PX
+
 # The key prefix of the containers that hold the pickers presentation mode keeps (a layer, a
 # head: ui.pick(..., in_presentation=True)); Streamlit gives them the class st-key-<key>.
 KEPT = "in-presentation-"
-FONT_SIZE = 16  # tick labels, legends and titles: read from the back of a lecture hall
+FONT_SIZE = PRESENTATION_TEXT_PX  # tick labels, legends and titles: read from the back row
 HOVER_FONT_SIZE = 20
 # What stands above a page's first chart: Streamlit's header, the banner, a heading and a row of
 # buttons or pickers (the beam search's steps, a layer and a head), with the gaps between them.
@@ -35,7 +37,9 @@ MAX_GROWTH = 1.6
 # for a 38-word sentence's cross-attention at 1280x720) ...
 CHART_FRAME = 170
 LINE_HEIGHT = 1.2  # ... a label's box is this many times its font size ...
-ROW_LABEL_MIN_SIZE = 12  # ... which is never smaller than this (px); below, every k-th label shows
+# ... which is never smaller than this (px): the labels a lecture hall reads; below, every k-th
+# label shows
+ROW_LABEL_MIN_SIZE = FONT_SIZE
 MAX_THINNING = 8
 
 CSS = f"""<style>
