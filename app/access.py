@@ -59,12 +59,14 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
       }}
     }}, 50);
   }};
-  const skip = document.createElement("a");
-  skip.href = "#sentence";
+  const skip = document.createElement("button");
   skip.className = "attention-lab-skip";
   skip.textContent = {SKIP_TEXT!r};
-  skip.addEventListener("click", (event) => {{ event.preventDefault(); toSentence(); }});
-  document.body.prepend(skip);
+  skip.addEventListener("click", toSentence);
+  const landmark = document.createElement("nav");  // every content in a landmark
+  landmark.setAttribute("aria-label", "Skip link");
+  landmark.append(skip);
+  document.body.prepend(landmark);
   const notText = ["radio", "checkbox", "button", "range"];
   const typing = (element) => element.isContentEditable || element.tagName === "TEXTAREA" ||
     (element.tagName === "INPUT" && !notText.includes(element.type));
@@ -75,6 +77,18 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
     toSentence();
   }}, true);
   const label = () => {{
+    // Streamlit's page list: a list whose entries are sections (a header and its links), which
+    // screen readers and axe-core read as a broken list (docs/accessibility.md): each section
+    // becomes the list of its links, named by its header
+    const pageLists = '[data-testid="stSidebarNavItems"]:not([role])';
+    for (const list of document.querySelectorAll(pageLists)) {{
+      list.setAttribute("role", "none");
+      for (const section of list.querySelectorAll(":scope > div")) {{
+        section.setAttribute("role", "list");
+        const header = section.querySelector('[data-testid="stNavSectionHeader"]');
+        if (header) section.setAttribute("aria-label", header.textContent.trim());
+      }}
+    }}
     for (const button of document.querySelectorAll(".modebar-btn:not([tabindex])")) {{
       button.setAttribute("tabindex", "-1");
     }}

@@ -48,8 +48,8 @@ LABEL_CHARS = 22  # a long row label's lines, so that it leaves a phone's map PH
 
 # Text. A chart is drawn on the page's own background (Streamlit's light or dark theme), and its
 # text in the theme's body colour: Streamlit's chart theme draws it in a grey of 3.7:1 on white.
-BACKGROUNDS = {"light": "#FFFFFF", "dark": "#0E1117"}  # Streamlit's two themes
-TEXT_COLOURS = {"light": "#31333F", "dark": "#FAFAFA"}  # 12.5:1 and 18.1:1 on them
+BACKGROUNDS = {"light": "#ffffff", "dark": "#171614"}  # Streamlit's two themes
+TEXT_COLOURS = {"light": "#2f2d2b", "dark": "#edebe8"}  # their body text: 13.7:1 and 15.2:1
 MIN_CONTRAST = 4.5  # WCAG 2.1 AA, 1.4.3, for text under 18 pt
 PRESENTATION_TEXT_PX = 18  # every label of a projected chart, at least (1280x720 and up)
 
@@ -154,6 +154,12 @@ def _at_least(fig: go.Figure, min_px: float) -> None:
         axis.title.font.size = size(axis.title.font.size)
     for annotation in fig.layout.annotations:
         annotation.font.size = size(annotation.font.size)
+    bars = [axis.colorbar for axis in fig.select_coloraxes()]
     for trace in fig.data:
         if trace.type == "scatter" and trace.mode and "text" in trace.mode:
             trace.textfont.size = size(trace.textfont.size)
+        if getattr(trace, "colorbar", None) is not None:
+            bars.append(trace.colorbar)
+    for bar in bars:
+        bar.tickfont.size = size(bar.tickfont.size)
+        bar.title.font.size = size(bar.title.font.size)

@@ -106,7 +106,9 @@ def _bar(fig: go.Figure, trace) -> tuple[list[str], np.ndarray]:
     """A bar trace's labels (its category axis's tick labels) and values."""
     horizontal = trace.orientation == "h"
     values = trace.x if horizontal else trace.y
-    values = np.asarray([np.nan if v is None else v for v in (values or ())], dtype=float)
+    values = np.asarray(
+        [np.nan if v is None else v for v in (() if values is None else values)], dtype=float
+    )
     labels = _labels(fig, trace, "y" if horizontal else "x", len(values))
     return labels, values
 
