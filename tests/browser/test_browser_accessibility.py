@@ -41,8 +41,10 @@ LABELS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(char
         })))"""
 BACKGROUND = "() => getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"
 
-# What axe still finds in Streamlit's own markup, not the app's: rule -> Streamlit's issue.
-STREAMLIT_OWN = {}
+# What axe still finds in Streamlit's own markup, not the app's: rule -> why. (Streamlit's page
+# list, a list of sections, was one: app/access.py's script gives it list roles.)
+STREAMLIT_OWN: dict[str, str] = {}
+ACTIVE = "() => document.activeElement?.getAttribute('aria-label')"
 
 
 def open_page(tab, url: str, path: str, **query: str) -> None:
@@ -91,3 +93,50 @@ def test_every_page_passes_axe_and_its_chart_labels_read_from_the_back_row(
     assert not faint, faint
     assert not small, small
     assert not found, found
+
+
+@pytest.mark.parametrize("present", ["false", "true"], ids=["normal", "presentation"])
+@pytest.mark.parametrize("path", ["", "head_lab", "masking"])
+def test_the_sentence_box_is_two_keys_away_and_one_more(server, page, path, present):  # noqa: F811
+    """Tab, Enter: the skip link, first on every page, to the sentence box (the sidebar opened
+    when it is collapsed); / from anywhere but a text box."""
+    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    open_page(page, server, path, present=present)
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => ({ACTIVE})() === 'English sentence'")
+    box = page.locator(SENTENCE_BOX).bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= WIDTH, box
+    page.keyboard.press("Shift+Tab")  # off the box, onto a control
+    page.keyboard.press("/")
+    page.wait_for_function(f"() => ({ACTIVE})() === 'English sentence'")
+    page.keyboard.press("/")  # typed in the box, not taken
+    assert page.locator(SENTENCE_BOX).input_value().endswith("/")
+
+
+FOCUS = """() => {
+    const style = getComputedStyle(document.activeElement);
+    return [document.activeElement.tagName, style.outlineStyle, parseFloat(style.outlineWidth)];
+}"""
+
+
+def test_controls_show_a_2px_focus_and_charts_are_named_without_toolbar_stops(server, page):  # noqa: F811
+    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    open_page(page, server, "attention")
+    seen = []
+    for _ in range(40):  # the first forty stops of the page
+        page.keyboard.press("Tab")
+        tag, style, width = page.evaluate(FOCUS)
+        classes = page.evaluate(
+            "() => document.activeElement.className.baseVal ?? document.activeElement.className"
+        )
+        assert "modebar-btn" not in str(classes)  # chart toolbars are out of the tab order
+        if tag == "BUTTON":
+            seen.append((style, width))
+    assert seen and all(style != "none" and width >= 2 for style, width in seen), seen
+    names = page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot .main-svg[role=img]')]"
+        ".map(svg => svg.getAttribute('aria-label'))"
+    )
+    charts = page.locator(".js-plotly-plot").count()
+    assert len(names) == charts and all(" → " in name and "%" in name for name in names), names
