@@ -70,6 +70,15 @@ html {{ font-size: clamp(16px, calc(100vh / 45), 24px); }}
 [data-testid="stMain"] :is(.st-key-snapshot, [data-testid="stExpander"], [role="tablist"]) {{
     display: none;
 }}
+/* a warning (byte pieces, a sentence past the model's reach) folds into one line at the foot of
+   the screen, whole under the pointer or the keyboard's focus: the audience's own sentence never
+   pushes the figure off the slide */
+[data-testid="stMain"] .stElementContainer:has([data-testid="stAlertContentWarning"]) {{
+    position: fixed; left: 1rem; bottom: 0.5rem; z-index: 100; width: min(40rem, 45vw) !important;
+    max-height: 3rem; overflow: hidden; margin: 0;
+}}
+[data-testid="stMain"] .stElementContainer:has([data-testid="stAlertContentWarning"]):is(
+    :hover, :focus-within) {{ max-height: 60vh; overflow: auto; }}
 /* a slider's label (the beam search's step, the training step): its value shows on its thumb */
 [data-testid="stMain"] [data-testid="stSlider"] [data-testid="stWidgetLabel"] {{ display: none; }}
 /* the pickers it keeps (a layer, a head): the label beside small options, one line */

@@ -25,6 +25,20 @@ def plain(text: object) -> str:
     return " ".join(html.unescape(TAG.sub(" ", str(text))).replace(WORD_START, "").split())
 
 
+def numbers(values) -> np.ndarray:
+    """``values`` as floats, None as NaN; what is not a number (a category axis's text) as
+    NaN throughout, so that it ranks nothing."""
+    try:
+        return np.asarray(
+            [[np.nan if v is None else v for v in row] if np.ndim(row) else row for row in values]
+            if np.ndim(values) > 1
+            else [np.nan if v is None else v for v in values],
+            dtype=float,
+        )
+    except (TypeError, ValueError):
+        return np.full(np.shape(values), np.nan)
+
+
 def describe(fig: go.Figure) -> tuple[str, str]:
     """(name, summary) of ``fig``: its title, and its strongest cells (a map), bars or points in
     words. A figure with nothing to rank is summed up by its name."""
@@ -40,7 +54,7 @@ def table(fig: go.Figure) -> list[dict]:
     map, of its first bars (a label and a value each): [] when it has neither."""
     for trace in fig.data:
         if trace.type == "heatmap" and trace.z is not None:
-            z = np.asarray(trace.z, dtype=float)
+            z = numbers(trace.z)
             if z.ndim != 2:
                 continue
             rows = _labels(fig, trace, "y", z.shape[0])
@@ -57,10 +71,14 @@ def table(fig: go.Figure) -> list[dict]:
 
 
 def _strongest(fig: go.Figure, trace) -> str:
-    """A trace's strongest cells, bars or points, in words ("" for a trace with none)."""
+    """A trace's strongest cells, bars or points, in words: "" for a trace with none, and for a
+    decoration (no hover: a line view's lines, its labels), a map of one value (cells laid over
+    another map: the masked ones) or markers alone (rings that invite a click)."""
+    if getattr(trace, "hoverinfo", None) == "skip":
+        return ""
     if trace.type == "heatmap" and trace.z is not None:
-        z = np.asarray(trace.z, dtype=float)
-        if z.ndim != 2 or not np.isfinite(z).any():
+        z = numbers(trace.z)
+        if z.ndim != 2 or not np.isfinite(z).any() or np.nanmax(z) == np.nanmin(z):
             return ""
         rows = _labels(fig, trace, "y", z.shape[0])
         columns = _labels(fig, trace, "x", z.shape[1])
@@ -76,7 +94,10 @@ def _strongest(fig: go.Figure, trace) -> str:
         as_share = _is_share(values)
         words = [f"{labels[i]} {_value(values[i], as_share)}" for i in _top(values)]
         return _named(trace, "largest " + ", ".join(words))
-    if trace.type == "scatter" and trace.y is not None and trace.mode != "text":
+    if trace.type == "scatter" and trace.y is not None:
+        opacities = trace.marker.opacity is not None and not np.isscalar(trace.marker.opacity)
+        if "lines" not in (trace.mode or "lines") and not opacities:
+            return ""
         values = _weights(trace)
         if not len(values) or not np.isfinite(values).any():
             return ""
@@ -91,8 +112,8 @@ def _weights(trace) -> np.ndarray:
     views), else its y."""
     opacity = trace.marker.opacity if trace.marker is not None else None
     if opacity is not None and not np.isscalar(opacity):
-        return np.asarray(opacity, dtype=float)
-    return np.asarray([np.nan if v is None else v for v in trace.y], dtype=float)
+        return numbers(opacity)
+    return numbers(trace.y)
 
 
 def _point_labels(trace, n: int) -> list[str]:
@@ -106,9 +127,7 @@ def _bar(fig: go.Figure, trace) -> tuple[list[str], np.ndarray]:
     """A bar trace's labels (its category axis's tick labels) and values."""
     horizontal = trace.orientation == "h"
     values = trace.x if horizontal else trace.y
-    values = np.asarray(
-        [np.nan if v is None else v for v in (() if values is None else values)], dtype=float
-    )
+    values = numbers(() if values is None else values)
     labels = _labels(fig, trace, "y" if horizontal else "x", len(values))
     return labels, values
 
