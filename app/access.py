@@ -47,8 +47,8 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
   window.attentionLabAccess = true;
   const box = () => document.querySelector('{SENTENCE_BOX}');
   const toSentence = () => {{
-    const shown = box();
-    if (shown && shown.getBoundingClientRect().width > 0) {{ shown.focus(); return; }}
+    const shown = box();  // a collapsed sidebar keeps its width, off the screen's left edge
+    if (shown && shown.getBoundingClientRect().right > 0) {{ shown.focus(); return; }}
     document.querySelector('[data-testid="stExpandSidebarButton"]')?.click();
     let tries = 0;
     const wait = setInterval(() => {{
