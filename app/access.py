@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from app.figures.style import CHART_TEXT_CSS
+
 SENTENCE_BOX = 'textarea[aria-label="English sentence"]'
 SHORTCUT = "/"  # as on GitHub and YouTube: the search box
 SKIP_TEXT = f"Skip to the English sentence (or press {SHORTCUT})"
@@ -115,5 +117,5 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
 
 def install() -> None:
     """The page's accessibility CSS and script (every page: app/ui.py's sidebar)."""
-    st.html(CSS)
+    st.html(CSS + CHART_TEXT_CSS)
     st.html(SCRIPT, unsafe_allow_javascript=True)

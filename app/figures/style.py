@@ -51,6 +51,17 @@ LABEL_CHARS = 22  # a long row label's lines, so that it leaves a phone's map PH
 BACKGROUNDS = {"light": "#ffffff", "dark": "#171614"}  # Streamlit's two themes
 TEXT_COLOURS = {"light": "#2f2d2b", "dark": "#edebe8"}  # their body text: 13.7:1 and 15.2:1
 MIN_CONTRAST = 4.5  # WCAG 2.1 AA, 1.4.3, for text under 18 pt
+# On screen the page's own text colour wins (CSS's currentColor, the theme Streamlit draws): the
+# server learns the theme late (st.context.theme is unknown on a session's first run, and stale
+# right after the menu switches it), so :func:`legible`'s colour holds where CSS cannot reach
+# (an export, annotations) and this rule for every label on the page's background. Text in map
+# cells and bars stands on its own colour and keeps it.
+CHART_TEXT_CSS = """<style>
+.js-plotly-plot :is(.xtick, .ytick, .g-gtitle, .g-xtitle, .g-ytitle, .g-x2title, .g-y2title,
+    .cbaxis, .cbtitle, .textpoint) text, .js-plotly-plot :is(.legendtext, .gtitle-subtitle) {
+    fill: currentColor !important;
+}
+</style>"""
 PRESENTATION_TEXT_PX = 18  # every label of a projected chart, at least (1280x720 and up)
 
 
