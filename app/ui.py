@@ -235,14 +235,15 @@ def in_words(fig: go.Figure, name: str, summary: str) -> None:
     """Under a map or a bar chart, a switch that shows its numbers as a table and its summary as
     text to copy (the alt text of its export): what a screen reader reads instead of the
     picture."""
-    rows = summary_table(fig)
-    if rows and st.toggle(
+    if not any(trace.type in ("heatmap", "bar") for trace in fig.data):
+        return
+    if st.toggle(
         "Table view",
         key=f"table-{name}",
         help="The chart's numbers as a table, and its summary in words (alt text for its export).",
     ):
         st.code(summary, language=None, wrap_lines=True)
-        st.dataframe(rows, hide_index=True)
+        st.dataframe(summary_table(fig), hide_index=True)  # built only when asked for
 
 
 def beside_the_scale(fig: go.Figure) -> None:

@@ -28,6 +28,8 @@ def plain(text: object) -> str:
 def numbers(values) -> np.ndarray:
     """``values`` as floats, None as NaN; what is not a number (a category axis's text) as
     NaN throughout, so that it ranks nothing."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
+        return values.astype(float)  # a map's cells: no loop over them
     try:
         return np.asarray(
             [[np.nan if v is None else v for v in row] if np.ndim(row) else row for row in values]

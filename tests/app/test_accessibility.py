@@ -82,7 +82,8 @@ def strongest_cell(spec: dict) -> tuple[str, str] | None:
             r, c = np.unravel_index(np.nanargmax(np.where(np.isfinite(z), z, np.nan)), z.shape)
             labels = []
             for letter, index in (("y", r), ("x", c)):
-                axis = spec["layout"].get(f"{letter}axis{trace.get(f'{letter}axis', letter)[1:]}")
+                anchor = trace.get(f"{letter}axis", letter)[1:]
+                axis = spec["layout"].get(f"{letter}axis{anchor}") or {}
                 at = plotted(trace[letter])[index] if letter in trace else index
                 ticks = dict(zip(axis.get("tickvals", ()), axis.get("ticktext", ())))
                 labels.append(plain(ticks.get(at, at)))
