@@ -27,6 +27,9 @@ CSS = f"""<style>
 [data-testid="stCaptionContainer"], [data-testid="stWidgetLabel"] small {{
     color: inherit !important; opacity: 0.75;
 }}
+/* code inside a caption in the caption's own colour (Streamlit's code colour, faded, fell
+   below 4.5:1 on its grey background) */
+[data-testid="stCaptionContainer"] code {{ color: inherit !important; }}
 /* a visible focus (2 px) on every control a key reaches, in the text's colour (either theme) */
 :is(button, a, [role="slider"], [role="tab"], [tabindex="0"], summary):focus-visible,
 label:has(input[type="radio"]:focus-visible, input[type="checkbox"]:focus-visible),
