@@ -57,7 +57,10 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.flags import at_least, checkout_folder
+try:
+    from benchmarks.flags import at_least, checkout_folder
+except ModuleNotFoundError:  # a worker runs this file as a script: benchmarks/ is sys.path[0]
+    from flags import at_least, checkout_folder
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -164,6 +164,12 @@ how = "uniform"
 off = ["dec L1 H1", "cross L2 H4"]
 
 [[step]]
+page = "logit_lens"
+lens_sublayers = true
+lens_position = 1
+lens_layer = 2
+
+[[step]]
 page = "training"
 snapshot = {later}
 kind = "cross"

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from app.display import piece_text
-from app.figures.logit_lens import contribution_bars, lens_map, rank_curve
+from app.figures.logit_lens import (
+    HIGHLIGHT,
+    NEGATIVE,
+    POSITIVE,
+    contribution_bars,
+    lens_map,
+    rank_curve,
+)
 from app.figures.text import plot_text
 from core.inspection import direct_contributions, logit_lens
 from tests.app.apptest import chart_specs, plotted
@@ -72,4 +79,4 @@ def test_the_figures_are_built_from_the_lens(computed):
     curve = rank_curve(lens, 2, "rank")
     np.testing.assert_array_equal(curve.data[1].y, lens.chosen_rank[:, 2])
     bars = contribution_bars(["a", "b", "c"], [0.5, -1.0, 2.0], "t", "added", highlight=2)
-    assert list(bars.data[0].marker.color) == ["#2c7fb8", "#d6604d", "#31a354"]
+    assert list(bars.data[0].marker.color) == [POSITIVE, NEGATIVE, HIGHLIGHT]
