@@ -8,8 +8,15 @@ import torch
 from core.errors import InputError
 from core.files.model_dir import open_model_dir
 from core.inspection.ablation import head_importance
-from core.inspection.attribution import occlusion
 from core.translator import Translator
+
+
+def attribution():
+    """core.inspection.attribution, or a skip where captum is not installed (a training box)."""
+    pytest.importorskip("captum")
+    from core.inspection import attribution
+
+    return attribution
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +55,14 @@ def test_translate_batch_of_something_that_is_not_text(translator, texts):
 @pytest.mark.parametrize("position", [999, -1, 1.5, "0"])
 def test_occlusion_at_a_position_the_translation_does_not_have(translator, translation, position):
     with pytest.raises(InputError, match=r"[Pp]osition"):
-        occlusion(translator.model, translation, position)
+        attribution().occlusion(translator.model, translation, position)
 
 
 def test_occlusion_at_the_last_position_works(translator, translation):
     last = len(translation.output_ids) - 1
-    assert occlusion(translator.model, translation, last).shape == (len(translation.source_ids),)
+    assert attribution().occlusion(translator.model, translation, last).shape == (
+        len(translation.source_ids),
+    )
 
 
 def test_head_importance_of_an_unknown_kind(translator, translation):

@@ -52,11 +52,6 @@ def test_training_imports_with_the_app_and_the_pages_text_packages_blocked(tmp_p
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue #56): fails on the tree merged with #58 and #59, found at the "
-    "session's end; cause not yet found",
-)
 def test_the_gpu_tests_collect_and_run_without_the_app_the_apps_tests_skip():
     command = [sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-rs", "-p", "no:cacheprovider"]
     completed = subprocess.run(

@@ -124,11 +124,6 @@ def rehearsal(tmp_path, *flags: str) -> tuple[list[str], dict]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue #56): fails on the tree merged with #58 and #59, found at the "
-    "session's end; cause not yet found",
-)
 def test_the_rehearsal_trains_exports_scores_and_packs_a_model_the_app_opens(tmp_path):
     command, env = rehearsal(tmp_path)
     completed = subprocess.run(
