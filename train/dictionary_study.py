@@ -72,9 +72,21 @@ def study_model(folder: Path) -> dict:
     }
 
 
+def recorded_model(card: Path, name: str) -> dict:
+    """A model an earlier study recorded in ``card`` (its folder gone: a control trained in
+    another session), by name, with a note that it was measured there."""
+    records = ModelDir(card).read_card()
+    for study in (value for key, value in records.items() if key.endswith("_study")):
+        for model in study.get("models", []) if isinstance(study, dict) else []:
+            if model.get("model") == name:
+                return {**model, "recorded_by": study["command"]}
+    raise SystemExit(f"no study in {card}'s card recorded a model named {name!r}")
+
+
 def study_main(argv: list[str] | None, prog: str, doc: str, key: str, describe=study_model):
     """A continuation study's command line: the model folders, checked, each described by
-    ``describe``, and the record put in ``--card``'s card under ``key``."""
+    ``describe``, the models named by --recorded taken from the card's earlier studies, and the
+    record put in ``--card``'s card under ``key``."""
     parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
     parser.add_argument(
         "models",
@@ -85,12 +97,21 @@ def study_main(argv: list[str] | None, prog: str, doc: str, key: str, describe=s
     parser.add_argument(
         "--card", type=Path, required=True, help="model folder whose card gets the study"
     )
+    parser.add_argument(
+        "--recorded",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a model another study of --card's card recorded (e.g. a control whose run folder "
+        "is gone), put after the model folders; may be given again",
+    )
     args = parser.parse_args(argv)
     if problems := missing_records(args.models):
         parser.error("; ".join(problems))
+    recorded = [recorded_model(args.card, name) for name in args.recorded]
     record = {
         "command": command_line(prog, argv),
-        "models": [describe(folder) for folder in args.models],
+        "models": [describe(folder) for folder in args.models] + recorded,
     }
     publish(record, key, args.card)
     return 0

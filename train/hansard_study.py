@@ -11,7 +11,11 @@ in a model card.
       python -m train.leakage --model $RUN/model --card $RUN/model
     done
     python -m train.hansard_study pretrained/en-de-fr runs/h61-tag/model runs/h61-small/model \\
-        --card pretrained/en-de-fr
+        --recorded d51-control --card pretrained/en-de-fr
+
+The control, d51-control (today's mixture, the same seed, recipe and steps), was trained and
+measured for issue #51's dictionary study, whose record the card keeps: --recorded takes it from
+there.
 
 Each card must hold what train.dictionary_study needs; the leakage record's register count
 (train/leakage.py) is read when it is there. The card gets ``hansard_study`` in card.json and a

@@ -264,8 +264,11 @@ def recipe_text(model: dict) -> str:
         for key, name in (("hansard_tag", "tagged"), ("hansard_clean", "cleaned"))
         if hansard.get(key)
     ]
-    return f"`{model['model']}` {model['steps']:,} steps, `{model['mixture']}`" + (
-        f" (the Hansard {' and '.join(how)})" if how else ""
+    recorded = f", as `{model['recorded_by']}` measured it" if "recorded_by" in model else ""
+    return (
+        f"`{model['model']}` {model['steps']:,} steps, `{model['mixture']}`"
+        + (f" (the Hansard {' and '.join(how)})" if how else "")
+        + recorded
     )
 
 

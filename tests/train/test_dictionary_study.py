@@ -101,3 +101,25 @@ def test_the_hansard_study_adds_how_each_read_it_and_the_register_count(tmp_path
         section
     )
     assert "| FLORES French sentences in parliament's register | - | 3 |" in section
+
+
+def test_a_control_an_earlier_study_recorded_joins_by_name(tmp_path):
+    start = write_model_card(tmp_path / "start", "tatoeba=1", 15.9, 0.056)
+    tagged = write_model_card(tmp_path / "h61-tag" / "model", "tatoeba=1,hansard=0.4", 16.0, 0.05)
+    target = tmp_path / "card"
+    target.mkdir()
+    shutil.copy(SHIPPED / "card.json", target / "card.json")  # its dictionary_study: d51-control
+    shipped = json.loads((SHIPPED / "card.json").read_text())["dictionary_study"]
+    (control,) = [model for model in shipped["models"] if model["model"] == "d51-control"]
+    argv = [str(start), str(tagged), "--card", str(target), "--recorded", "d51-control"]
+    assert hansard_study.main(argv) == 0
+
+    models = json.loads((target / "card.json").read_text())["hansard_study"]["models"]
+    assert [model["model"] for model in models] == ["start", "h61-tag", "d51-control"]
+    assert models[2]["scores"] == control["scores"]
+    assert models[2]["recorded_by"] == shipped["command"]
+    section = (target / "card.md").read_text().split("## The Hansard", 1)[1].split("\n## ", 1)[0]
+    assert f"as `{shipped['command']}` measured it" in section
+
+    with pytest.raises(SystemExit, match=r"no study in .* recorded a model named .gone."):
+        hansard_study.main([str(start), "--card", str(target), "--recorded", "gone"])
