@@ -143,11 +143,6 @@ def test_bucketed_batches_have_one_shape_per_width_and_the_same_loss(corpus_and_
     assert len(shapes) <= 96 // bucket
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue #56): one graph more than the warm-up's appears on the first real "
-    "batches once the GPU's loss is compiled too (7 against 6; torch 2.13, aot_eager)",
-)
 def test_compiled_layers_build_no_graph_after_the_warm_up(corpus_and_tokenizer):
     """The warm-up's two widths (train/compiled.py) leave each kind of layer (encoder, decoder)
     with at most two graphs, the second one with dynamic lengths, and no batch of any width
