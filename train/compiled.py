@@ -45,10 +45,13 @@ def warm_up_widths(bucket: int, max_len: int) -> list[tuple[int, int]]:
 
 def synthetic_batch(widths: tuple[int, int], max_tokens: int, vocab_size: int) -> Batch:
     """max_tokens // the wider width rows of random pieces, the source ``widths[0]`` wide and the
-    target ``widths[1]``, all of them real."""
+    target ``widths[1]``, all of them real: three tensors of their own, as a collated batch's are
+    (views of one tensor made the compiled loss guard on their base, ``target._base``, which a
+    real batch's target has not: it built a graph of its own after the warm-up)."""
     rows = max(2, max_tokens // max(widths))
     source = torch.randint(4, vocab_size, (rows, widths[0]))
-    target_in, target_out = torch.randint(4, vocab_size, (2, rows, widths[1]))
+    target_in = torch.randint(4, vocab_size, (rows, widths[1]))
+    target_out = torch.randint(4, vocab_size, (rows, widths[1]))
     return Batch(source, target_in, target_out, rows * widths[1])
 
 

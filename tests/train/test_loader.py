@@ -143,11 +143,6 @@ def test_bucketed_batches_have_one_shape_per_width_and_the_same_loss(corpus_and_
     assert len(shapes) <= 96 // bucket
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue #56): one graph more than the warm-up's appears on the first real "
-    "batches once the GPU's loss is compiled too (7 against 6; torch 2.13, aot_eager)",
-)
 def test_compiled_layers_build_no_graph_after_the_warm_up(corpus_and_tokenizer):
     """The warm-up's two widths (train/compiled.py) leave each kind of layer (encoder, decoder)
     with at most two graphs, the second one with dynamic lengths, and no batch of any width
@@ -216,23 +211,25 @@ def test_a_run_with_loader_workers_trains_the_same_model_as_one_without(tmp_path
         assert torch.equal(tensor, weights[1][name]), name
 
 
-def test_the_ladder_pads_little_more_than_no_buckets_in_few_widths():
-    """Sentence-like lengths (log-normal around 14 pieces, targets a little longer than their
-    sources): the gpu preset's ladder keeps nearly as many of the padded positions real as no
-    buckets at all, where plain multiples of 16 (0.70 of the shipped mixture's) lose a quarter,
-    in at most 16 widths."""
+def test_the_gpu_presets_batches_keep_nine_tenths_of_their_positions_real_in_few_widths():
+    """Sentence-like lengths (the longer side log-normal around 14 pieces, a tenth past 30, a
+    hundredth past 60, as in the shipped mixture; targets a log-normal factor of their sources),
+    in as many batches an epoch as the shipped mixture's 25,000-token ones (a fifth of the pairs,
+    of the tokens): the gpu preset's ladder, pairs ordered by both sides' widths, keeps at least
+    0.9 of the padded positions real (0.929 of the shipped mixture's; ordered by the longer side
+    alone, its ladder of 4 kept 0.848), within 2% of no buckets at all, in at most 20 widths a
+    side and 80 shapes, which torch.compile's dynamic shapes take in one graph (below)."""
     rng = np.random.default_rng(0)
-    source = np.clip(rng.lognormal(np.log(14), 0.5, 50_000), 3, 100).astype(np.int64)
-    target = np.clip(source * rng.uniform(0.9, 1.4, source.size), 2, 127).astype(np.int64)
+    source = np.clip(rng.lognormal(np.log(14), 0.55, 100_000), 3, 120).astype(np.int64)
+    target = np.clip(source * rng.lognormal(0, 0.2, source.size), 2, 127).astype(np.int64)
     lengths = np.stack([source, target], 1)
-    bucket, max_tokens = parse_args(["--preset", "gpu"]).length_bucket, 25_000
+    bucket, max_tokens = parse_args(["--preset", "gpu"]).length_bucket, 5_000
 
-    def share(bucket: int) -> float:
+    def batches_and_share(bucket: int) -> tuple[list, float]:
         batches = token_batches(lengths, max_tokens, seed=1, bucket=bucket)
-        return real_share(lengths, batches, bucket, max_tokens)
+        return batches, real_share(lengths, batches, bucket, max_tokens)
 
-    exact, ladder, sixteen = share(0), share(bucket), share(16)  # 16: multiples up to 128
-    assert ladder >= 0.88 * exact and sixteen < 0.85 * exact
-    batches = token_batches(lengths, max_tokens, seed=1, bucket=bucket)
+    (_, exact), (batches, ladder) = batches_and_share(0), batches_and_share(bucket)
+    assert ladder >= 0.9 and ladder >= 0.98 * exact
     shapes = {batch_shape(lengths[rows], bucket, max_tokens) for rows in batches}
-    assert len({width for shape in shapes for width in shape[1:]}) <= 16
+    assert len({width for shape in shapes for width in shape[1:]}) <= 20 and len(shapes) <= 80
