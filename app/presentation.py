@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from app.figures.style import PRESENTATION_TEXT_PX
+
 # The key prefix of the containers that hold the pickers presentation mode keeps (a layer, a
 # head: ui.pick(..., in_presentation=True)); Streamlit gives them the class st-key-<key>.
 KEPT = "in-presentation-"
-FONT_SIZE = 16  # tick labels, legends and titles: read from the back of a lecture hall
+FONT_SIZE = PRESENTATION_TEXT_PX  # tick labels, legends and titles: read from the back row
 HOVER_FONT_SIZE = 20
 # What stands above a page's first chart: Streamlit's header, the banner, a heading and a row of
 # buttons or pickers (the beam search's steps, a layer and a head), with the gaps between them.
@@ -35,7 +37,9 @@ MAX_GROWTH = 1.6
 # for a 38-word sentence's cross-attention at 1280x720) ...
 CHART_FRAME = 170
 LINE_HEIGHT = 1.2  # ... a label's box is this many times its font size ...
-ROW_LABEL_MIN_SIZE = 12  # ... which is never smaller than this (px); below, every k-th label shows
+# ... which is never smaller than this (px): the labels a lecture hall reads; below, every k-th
+# label shows
+ROW_LABEL_MIN_SIZE = FONT_SIZE
 MAX_THINNING = 8
 
 CSS = f"""<style>
@@ -66,6 +70,15 @@ html {{ font-size: clamp(16px, calc(100vh / 45), 24px); }}
 [data-testid="stMain"] :is(.st-key-snapshot, [data-testid="stExpander"], [role="tablist"]) {{
     display: none;
 }}
+/* a warning (byte pieces, a sentence past the model's reach) folds into one line at the foot of
+   the screen, whole under the pointer or the keyboard's focus: the audience's own sentence never
+   pushes the figure off the slide */
+[data-testid="stMain"] .stElementContainer:has([data-testid="stAlertContentWarning"]) {{
+    position: fixed; left: 1rem; bottom: 0.5rem; z-index: 100; width: min(40rem, 45vw) !important;
+    max-height: 3rem; overflow: hidden; margin: 0;
+}}
+[data-testid="stMain"] .stElementContainer:has([data-testid="stAlertContentWarning"]):is(
+    :hover, :focus-within) {{ max-height: 60vh; overflow: auto; }}
 /* a slider's label (the beam search's step, the training step): its value shows on its thumb */
 [data-testid="stMain"] [data-testid="stSlider"] [data-testid="stWidgetLabel"] {{ display: none; }}
 /* the pickers it keeps (a layer, a head): the label beside small options, one line */
@@ -87,7 +100,7 @@ def fit(fig: go.Figure, name: str) -> str:
     own_height = fig.layout.height or 450  # plotly's default
     fig.update_layout(
         font={"size": FONT_SIZE},
-        title_font_size=FONT_SIZE + 4,
+        title_font_size=FONT_SIZE + 2,  # 20 px: slides.MULTILINE_TITLE_SHIFT_PX holds it
         legend_font_size=FONT_SIZE,
         hoverlabel={"font": {"size": HOVER_FONT_SIZE}},
         height=None,

@@ -151,21 +151,25 @@ def packed(details: list[str], width: int) -> list[str]:
     return lines
 
 
-def add_caption(fig: go.Figure, caption: Caption, compact: bool = False) -> None:
+def add_caption(
+    fig: go.Figure, caption: Caption, compact: bool = False, font_px: float = CAPTION_FONT_PX
+) -> None:
     """Draws ``caption`` into ``fig`` as the subtitle under its title (``compact``: see
-    :func:`caption_lines`), wraps a long title (see TITLE_CHARS), and makes the figure that much
-    taller so that the plot keeps its size. A figure that fixes its top margin (heatmaps, whose
-    column labels sit on top) gets that height added to it; otherwise the title's automargin
-    makes room."""
+    :func:`caption_lines`) at ``font_px`` (presentation mode's is larger, its title too, in
+    proportion), wraps a long title (see TITLE_CHARS), and makes the figure that much taller so
+    that the plot keeps its size. A figure that fixes its top margin (heatmaps, whose column
+    labels sit on top) gets that height added to it; otherwise the title's automargin makes
+    room. Its colour is app.figures.style.legible's."""
     lines = caption_lines(caption, compact)
+    scale = font_px / CAPTION_FONT_PX
     layout = fig.layout
     # broken between words only: the title is markup already (&lt;), which a break could split
     title = textwrap.wrap(
         layout.title.text or "", TITLE_CHARS, break_on_hyphens=False, break_long_words=False
     ) or [""]
     shift = MULTILINE_TITLE_SHIFT_PX if len(title) > 1 else 0
-    extra = len(lines) * CAPTION_LINE_PX + (len(title) - 1) * TITLE_LINE_PX + shift
-    extra += CAPTION_GAP_PX
+    extra = scale * (len(lines) * CAPTION_LINE_PX + (len(title) - 1) * TITLE_LINE_PX) + shift
+    extra = round(extra + CAPTION_GAP_PX)
     # The title set whole, keeping what else the figure's title has (its font, its place): a
     # tenth of the time of Figure.update_layout, whose merging took 5-9 ms on every chart of
     # every run. The subtitle and the padding are the caption's own: no figure sets them.
@@ -174,7 +178,7 @@ def add_caption(fig: go.Figure, caption: Caption, compact: bool = False) -> None
         "text": "<br>".join(title),
         "subtitle": {
             "text": "<br>".join(plot_text(line) for line in lines),
-            "font": {"size": CAPTION_FONT_PX, "color": "#555555"},
+            "font": {"size": font_px},
         },
         "automargin": True,
         "yref": "container",

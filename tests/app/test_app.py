@@ -499,7 +499,11 @@ def test_presentation_row_labels_shrink_then_thin_out_as_the_chart_gets_shorter(
     frame = presentation.CHART_FRAME
     line = presentation.ROW_LABEL_MIN_SIZE * presentation.LINE_HEIGHT  # the smallest label's
     smallest, ratio = presentation.ROW_LABEL_MIN_SIZE, presentation.LINE_HEIGHT
-    assert f"font-size: clamp({smallest}px, calc((100cqh - {frame}px) / 27 / {ratio}), 16px)" in css
+    largest = presentation.FONT_SIZE
+    assert (
+        f"font-size: clamp({smallest}px, calc((100cqh - {frame}px) / 27 / {ratio}), {largest}px)"
+        in css
+    )
     # from the height where 27 rows hold a 9 px label down: every 2nd, 3rd, ... label, no gaps
     bounds = [
         (int(low or 0), int(high), int(every))
