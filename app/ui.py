@@ -199,7 +199,8 @@ def chart(
     s = settings()
     beside_the_scale(fig)
     title, summary = describe(fig)  # read out for the chart by app/access.py's script
-    fig.layout.meta = {"name": title, "summary": summary}
+    own = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}  # e.g. narrow's min_width
+    fig.layout.meta = own | {"name": title, "summary": summary}
     text_px = PRESENTATION_TEXT_PX if s.present else slides.CAPTION_FONT_PX
     slides.add_caption(fig, caption or sentence_caption(), compact=s.present, font_px=text_px)
     legible(fig, st.context.theme.type, PRESENTATION_TEXT_PX if s.present else None)

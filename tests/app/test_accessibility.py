@@ -104,3 +104,17 @@ def test_every_chart_of_every_page_is_named_and_summed_up(app, page):
         if (cell := strongest_cell(spec)) is not None:
             row, column = cell
             assert f"{row} → {column}" in meta["summary"], (cell, meta["summary"])
+
+
+@pytest.mark.slow
+def test_a_charts_name_joins_its_own_meta_and_keeps_the_width_it_asks_a_phone_for(app):
+    """The scaled dot-product panels ask for their phone width in layout.meta (app/narrow.py);
+    naming the chart must not take it away."""
+    at = app("attention", query="2")
+    assert not at.exception
+    (meta,) = [
+        spec["layout"]["meta"]
+        for spec in chart_specs(at)
+        if spec["layout"].get("meta", {}).get("min_width")
+    ]
+    assert meta["name"] and meta["summary"]
