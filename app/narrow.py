@@ -29,6 +29,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from app import presentation
 from app.figures.style import CHARACTER_WIDTH
 
 NARROW_CHART = "480px"
@@ -150,7 +151,7 @@ def scrolled(fig: go.Figure, name: str) -> str | None:
     )
     every = row_step(fig)
     if every > 1:  # on any screen: the map's height is its own
-        rules += f" {chart} .ytick:not(:nth-child({every}n + 1)) text {{ display: none; }}"
+        rules += f" {chart} {presentation.every_kth_label_only(every)}"
     return f"<style>{rules}</style>"
 
 

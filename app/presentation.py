@@ -33,10 +33,11 @@ HEATMAP_BOTTOM_PX = 24  # below a map whose column labels sit on top: plotly's d
 # stays a small map instead of a few giant cells.
 MAX_GROWTH = 1.6
 # Row labels sized to the rows they label: of a map's height, its title, its compact caption, the
-# key labels on top and the lower margin take up to this many px (measured in Chromium: 160 px
-# for a 38-word sentence's cross-attention at 1280x720) ...
-CHART_FRAME = 170
-LINE_HEIGHT = 1.2  # ... a label's box is this many times its font size ...
+# key labels on top and the lower margin take up to this many px (measured in Chromium at
+# 1280x720 with 18 px labels: 160 px for a 38-word sentence's cross-attention, 192 px for the
+# Training page's map, whose column labels are turned) ...
+CHART_FRAME = 200
+LINE_HEIGHT = 4 / 3  # ... a label's box is this many times its font size (Chromium's) ...
 # ... which is never smaller than this (px): the labels a lecture hall reads; below, every k-th
 # label shows
 ROW_LABEL_MIN_SIZE = FONT_SIZE
@@ -143,11 +144,15 @@ def row_label_rules(chart: str, rows: int) -> list[str]:
         # every k-th label shows where k rows are as high as the smallest label's line
         below = CHART_FRAME + smallest_line * rows / (every - 1)
         above = CHART_FRAME + smallest_line * rows / every
-        query = f"(max-height: {below:.0f}px)"
+        # ranges that do not meet: at a shared bound two rules would leave every k*(k+1)-th only
+        query = f"(height <= {below:.0f}px)"
         if every < MAX_THINNING:
-            query = f"(min-height: {above:.0f}px) and {query}"
-        rules.append(
-            f"@container {query} {{ "
-            f"{chart} .ytick:not(:nth-child({every}n + 1)) text {{ display: none; }} }}"
-        )
+            query = f"({above:.0f}px < height) and {query}"
+        rules.append(f"@container {query} {{ {chart} {every_kth_label_only(every)} }}")
     return rules
+
+
+def every_kth_label_only(every: int) -> str:
+    """The CSS rule that hides all but every ``every``-th row label of a map, from the first. A
+    label is a g.ytick; plotly puts the tick marks, path.ytick, before them in the same layer."""
+    return f"g.ytick:not(:nth-child({every}n + 1 of g.ytick)) text {{ display: none; }}"

@@ -508,8 +508,8 @@ def test_presentation_row_labels_shrink_then_thin_out_as_the_chart_gets_shorter(
     bounds = [
         (int(low or 0), int(high), int(every))
         for low, high, every in re.findall(
-            r"@container (?:\(min-height: (\d+)px\) and )?\(max-height: (\d+)px\) \{ "
-            r"\.st-key-chart-map \.ytick:not\(:nth-child\((\d+)n \+ 1\)\)",
+            r"@container (?:\((\d+)px < height\) and )?\(height <= (\d+)px\) \{ "
+            r"\.st-key-chart-map g\.ytick:not\(:nth-child\((\d+)n \+ 1 of g\.ytick\)\)",
             css,
         )
     ]

@@ -108,7 +108,10 @@ def test_presentation_mode_shows_the_main_figure_whole(server, page, width, heig
         assert inside(figure, width, height), (path, figure)
         labels = page.locator(f".st-key-chart-{chart} .js-plotly-plot").evaluate(ROW_LABELS)
         shown = [box for box in labels if box[2] > box[0]]  # a long map shows every k-th
-        assert len(shown) >= min(len(labels), 8), (path, len(shown))
+        assert len(shown) >= min(len(labels), 2), (path, len(shown))
+        if len(shown) < len(labels):  # thinned no more than it must be: one more label
+            gaps = [below[1] - above[1] for above, below in itertools.pairwise(shown)]
+            assert max(gaps) < 2 * (shown[0][3] - shown[0][1]), (path, gaps)  # would overlap
         assert not any(overlap(*pair) for pair in itertools.pairwise(shown)), path  # legible
         cells = page.locator(f".st-key-chart-{chart} .js-plotly-plot").evaluate(CELL_TEXTS)
         assert not any(overlap(*pair) for pair in itertools.pairwise(cells)), path
