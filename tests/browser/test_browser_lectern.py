@@ -92,6 +92,28 @@ def test_clicker_keys_step_the_story_whatever_has_focus(server, page):  # noqa: 
     assert not page.locator("[data-testid='stException']").count()
 
 
+def test_a_clicker_alone_reveals_the_storys_answer_beside_its_map_then_steps_on(server, page):  # noqa: F811
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server}/?{urlencode({'text': ANIMAL, 'present': 'true', 'story': '2'})}")
+    page.wait_for_selector("[data-testid='stRadio']", timeout=240_000)
+    wait_for_app(page)
+    assert not page.locator("[data-testid='stAlertContentInfo']").count()
+    press(page, "PageDown")  # no guess was given: the key reveals the model's answer
+    assert story_step(page).startswith("3 ·")
+    answer = page.locator("[data-testid='stAlertContentInfo']").first
+    assert answer.inner_text().startswith("Of the words other than “it”")
+    assert guess(page) is None  # the room's guess is not made up
+    head = re.search(r"The map: encoder (layer \d+, head \d+)", answer.inner_text()).group(1)
+    title = page.locator(".st-key-chart-story-self .gtitle").evaluate(
+        "t => [...t.querySelectorAll('tspan.line')].map(line => line.textContent).join(' ')"
+    )
+    assert head in title  # the text speaks of the map's head
+    figure = page.locator(".st-key-chart-story-self .js-plotly-plot").bounding_box()
+    assert figure["y"] >= 0 and figure["y"] + figure["height"] <= 720, figure  # both in view
+    press(page, "PageDown")
+    assert story_step(page).startswith("4 ·")
+
+
 def test_keys_step_after_the_sentence_is_sent_but_not_while_typing(server, page):  # noqa: F811
     page.goto(f"{server}/?{urlencode({'text': ANIMAL})}")
     page.wait_for_selector("h2:has-text('1 · Pieces')", timeout=240_000)
