@@ -66,6 +66,8 @@ def main_element(view: deck.Step) -> str:
         return chart("intervention-tokens") if settings.get("off") else chart("focus")
     if name == "training":
         return chart(f"training-step-{settings['snapshot']}")
+    if name == "masking" and {"mkind", "mlayer", "mhead"} & settings.keys():
+        return chart("pipeline")  # the head of "From scores to weights" named: that section first
     return chart(FIRST_CHART[name])
 
 
