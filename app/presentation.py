@@ -101,7 +101,7 @@ def fit(fig: go.Figure, name: str) -> str:
     own_height = fig.layout.height or 450  # plotly's default
     fig.update_layout(
         font={"size": FONT_SIZE},
-        title_font_size=FONT_SIZE + 2,  # 20 px: slides.MULTILINE_TITLE_SHIFT_PX holds it
+        title_font_size=FONT_SIZE + 2,  # 20 px: under slides.TITLE_FONT_PX * its scale, 24
         legend_font_size=FONT_SIZE,
         hoverlabel={"font": {"size": HOVER_FONT_SIZE}},
         height=None,

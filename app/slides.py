@@ -37,10 +37,13 @@ CAPTION_FONT_PX = 12
 CAPTION_LINE_PX = 16  # a caption line's height at CAPTION_FONT_PX
 TITLE_LINE_PX = 21  # a title line's height (the chart theme's 16 px)
 TITLE_PAD_PX = 8  # above the title
-# Plotly draws a title of several lines that is anchored at its top about 0.7 em higher than a
-# title of one line (its first line would be cut): moved down by this much, which covers
-# presentation mode's 20 px titles.
-MULTILINE_TITLE_SHIFT_PX = 14
+# Plotly sets the baseline of a one-line title 0.7 em below its anchor, but the last line of a
+# title of several lines 0.35 em above it, the lines before it PLOTLY_LINE_EM apart above that
+# (measured in Chromium): a title of n lines is moved down by (n - 1) * 1.3 + 1.05 em, or its
+# first line is cut off above the chart (the Heads lab's, issue #57).
+PLOTLY_LINE_EM = 1.3
+MULTILINE_DROP_EM = 0.7 + 0.35
+TITLE_FONT_PX = 16  # the chart theme's; presentation mode's 20 px is under TITLE_FONT_PX * scale
 CAPTION_GAP_PX = 10  # between the title and the caption
 DEFAULT_HEIGHT = 450  # plotly's, for figures that set none
 # The export: a 1280 x 720 layout (16:9) drawn at 1.5x, so the PNG is 1920 x 1080 and its text
@@ -167,7 +170,10 @@ def add_caption(
     title = textwrap.wrap(
         layout.title.text or "", TITLE_CHARS, break_on_hyphens=False, break_long_words=False
     ) or [""]
-    shift = MULTILINE_TITLE_SHIFT_PX if len(title) > 1 else 0
+    lines_above = len(title) - 1
+    shift = lines_above and round(
+        (lines_above * PLOTLY_LINE_EM + MULTILINE_DROP_EM) * TITLE_FONT_PX * scale
+    )
     extra = scale * (len(lines) * CAPTION_LINE_PX + (len(title) - 1) * TITLE_LINE_PX) + shift
     extra = round(extra + CAPTION_GAP_PX)
     # The title set whole, keeping what else the figure's title has (its font, its place): a
