@@ -14,7 +14,8 @@ Meta are the browser's (Alt+← goes back a page).
 The listener is installed once per browser tab and reads which buttons to press from the page's
 marker element (a page without one has no lectern keys), so that it follows page changes. An
 open deck's marker (app/deck_controls.py, in the sidebar) comes first: with a deck, a click is
-the deck's next view, whatever the page's own steps.
+the deck's next view, whatever the page's own steps; except where a page asks for a forward key
+first (:func:`forward_first`: the Story's open question, which the key reveals).
 
 At the last step a forward key does nothing, and Play turns itself off (:func:`play_toggle`).
 """
@@ -32,6 +33,7 @@ BACK_KEYS = ("ArrowLeft", "PageUp", "Shift+Space")
 HINT = "Lectern keys: → PageDown Space step forward, ← PageUp Shift+Space step back."
 MARKER = "lectern-keys"
 DECK_MARKER = "lectern-deck-keys"
+FIRST_MARKER = "lectern-forward-first"
 
 SCRIPT = f"""<script>
 (() => {{
@@ -51,7 +53,8 @@ SCRIPT = f"""<script>
   const typing = (element, event) =>
     isText(element) && (!sent.has(element) || event.key === " ");
   const stepButton = (step) => {{
-    const marker = document.querySelector(".{DECK_MARKER}") ?? document.querySelector(".{MARKER}");
+    const marker = (step > 0 && document.querySelector(".{FIRST_MARKER}")) ||
+      document.querySelector(".{DECK_MARKER}") || document.querySelector(".{MARKER}");
     const key = marker?.dataset[step > 0 ? "forward" : "back"];
     return key ? document.querySelector(`.st-key-${{key}} button`) : null;
   }};
@@ -84,7 +87,7 @@ SCRIPT = f"""<script>
 </script>"""
 
 CSS = f"""<style>
-.stElementContainer:has(.{MARKER}, .{DECK_MARKER}) {{ display: none; }}
+.stElementContainer:has(.{MARKER}, .{DECK_MARKER}, .{FIRST_MARKER}) {{ display: none; }}
 /* the keys' toast at the bottom right, over a colour scale, not over the translation at the top */
 [data-testid="stToastContainer"] {{ top: auto !important; bottom: 1rem !important; }}
 </style>"""
@@ -103,6 +106,14 @@ def keys(back: str, forward: str, marker: str = MARKER) -> None:
     if state.settings().present and not st.session_state.get("lectern_told"):
         st.session_state.lectern_told = True
         st.toast(HINT, icon="⌨️")
+
+
+def forward_first(forward: str) -> None:
+    """Have the forward keys press the button keyed ``forward`` before an open deck's next view,
+    for this run of the page (the Story's Reveal: a deck's clicker reveals the answer, then
+    steps on)."""
+    st.html(CSS)
+    st.html(f'<span class="{FIRST_MARKER}" data-forward="{forward}" hidden></span>')
 
 
 def play_toggle(label: str, key: str, step_key: str, steps: Sequence, **toggle_args) -> bool:

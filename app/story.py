@@ -36,6 +36,7 @@ class Step:
     notice: str  # what to notice in the figure
 
 
+QUESTION_STEP = 2  # the step of STEPS that asks the audience
 STEPS = [
     Step(
         "Pieces",

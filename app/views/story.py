@@ -12,6 +12,7 @@ from app.figures.positional import positional_heatmap
 from app.figures.tokens import token_chips
 from app.plain_text import escaped
 from app.story import (
+    QUESTION_STEP,
     STEPS,
     alignment,
     coreference,
@@ -30,7 +31,6 @@ from app.story import (
 from core import LabelledAttention
 from core.inspection import POSITIONAL_THRESHOLD
 
-QUESTION_STEP = 2
 REVEALED = -1  # an answer revealed by the forward key (a clicker), with no guess of its own
 
 
@@ -136,6 +136,8 @@ forward.button(
     disabled=step == len(STEPS) - 1,
 )
 lectern.keys("story-back", "story-next")
+if asking:  # in a deck too: the clicker reveals the answer before the deck's next view
+    lectern.forward_first("story-next")
 st.caption(lectern.HINT)
 
 heading.header(f"{step + 1} · {STEPS[step].title}")  # beside the buttons: room for the figure

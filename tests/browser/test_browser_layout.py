@@ -29,6 +29,8 @@ LONG_SENTENCE = (
     "The small red dog runs very quickly today and the big happy cat sleeps in the house while the "
     "child reads a book."
 )
+# pieces the vocabulary lacks (byte fallback): a warning, which presentation mode folds away
+WARNING_SENTENCE = "The small cat 🐈 sleeps in the big house 🏠."
 PROJECTORS = [(1280, 720), (1920, 1080)]
 PHONE = (390, 844)
 # page path -> the key of its main figure (ui.chart's name) and the query that shows it
@@ -94,7 +96,9 @@ def sidebar_collapsed(tab) -> bool:
 
 
 @pytest.mark.parametrize("width, height", PROJECTORS)
-@pytest.mark.parametrize("text", [SENTENCE, LONG_SENTENCE], ids=["short", "long"])
+@pytest.mark.parametrize(
+    "text", [SENTENCE, LONG_SENTENCE, WARNING_SENTENCE], ids=["short", "long", "warning"]
+)
 def test_presentation_mode_shows_the_main_figure_whole(server, page, width, height, text):  # noqa: F811
     page.set_viewport_size({"width": width, "height": height})
     for path, (chart, query) in MAIN_FIGURES.items():
@@ -118,6 +122,8 @@ def test_presentation_mode_shows_the_main_figure_whole(server, page, width, heig
         assert page.evaluate("window.scrollY") == 0
         assert not titles_overlapping_ticks(page), path
         assert not page.locator("[data-testid='stException']").count()
+        warned = page.locator("[data-testid='stMain'] [data-testid='stAlertContentWarning']")
+        assert (warned.count() > 0) == (text == WARNING_SENTENCE), path  # folded, not in the way
 
 
 @pytest.mark.parametrize("width, height", PROJECTORS)
