@@ -33,6 +33,9 @@ SOURCE_LANGUAGE = "English"
 CAPTION_CHARS = 76
 WIDE_COLUMNS = 3  # see columns()
 TITLE_CHARS = 60
+# A projector's chart is at least 1120 px wide (1280x720 less the page's margins): 80 characters
+# of its 20 px title fit on one line, and a title of one line leaves the map its height.
+PRESENTATION_TITLE_CHARS = 80
 CAPTION_FONT_PX = 12
 CAPTION_LINE_PX = 16  # a caption line's height at CAPTION_FONT_PX
 TITLE_LINE_PX = 21  # a title line's height (the chart theme's 16 px)
@@ -159,16 +162,19 @@ def add_caption(
 ) -> None:
     """Draws ``caption`` into ``fig`` as the subtitle under its title (``compact``: see
     :func:`caption_lines`) at ``font_px`` (presentation mode's is larger, its title too, in
-    proportion), wraps a long title (see TITLE_CHARS), and makes the figure that much taller so
-    that the plot keeps its size. A figure that fixes its top margin (heatmaps, whose column
-    labels sit on top) gets that height added to it; otherwise the title's automargin makes
-    room. Its colour is app.figures.style.legible's."""
+    proportion), wraps a long title (at TITLE_CHARS; compact, at PRESENTATION_TITLE_CHARS), and
+    makes the figure that much taller so that the plot keeps its size. A figure that fixes its
+    top margin (heatmaps, whose column labels sit on top) gets that height added to it;
+    otherwise the title's automargin makes room. Its colour is app.figures.style.legible's."""
     lines = caption_lines(caption, compact)
     scale = font_px / CAPTION_FONT_PX
     layout = fig.layout
     # broken between words only: the title is markup already (&lt;), which a break could split
     title = textwrap.wrap(
-        layout.title.text or "", TITLE_CHARS, break_on_hyphens=False, break_long_words=False
+        layout.title.text or "",
+        PRESENTATION_TITLE_CHARS if compact else TITLE_CHARS,
+        break_on_hyphens=False,
+        break_long_words=False,
     ) or [""]
     lines_above = len(title) - 1
     shift = lines_above and round(

@@ -266,12 +266,14 @@ def test_every_page_of_a_phone_shows_the_sentence_whole_captions_and_pickers(
 
 @pytest.mark.parametrize("present", ["false", "true"], ids=["normal", "presentation"])
 def test_a_title_of_two_lines_stays_inside_its_chart(server, page, present):  # noqa: F811
-    """The Heads lab's "What each piece of the normal translation loses ..." wraps to two lines,
-    which plotly draws higher than one (app/slides.py): its first line stays on the chart."""
+    """The Heads lab's "What each piece of the normal translation loses ..." wraps to two lines
+    on a laptop, which plotly draws higher than one (app/slides.py): its first line stays on the
+    chart."""
     page.set_viewport_size({"width": 1280, "height": 720})
     open_page(page, server, "head_lab", off="cross L1 H2", present=present)
     chart = page.locator(".st-key-chart-intervention-tokens")
     chart.scroll_into_view_if_needed()
     lines = chart.locator(".g-gtitle tspan.line").all_text_contents()
-    assert lines[1] == "teacher-forced)", lines  # two lines of title, then the caption
+    if present == "false":  # a projector's title has room for one line (app/slides.py)
+        assert lines[1] == "teacher-forced)", lines  # two lines of title, then the caption
     assert chart.locator(".g-gtitle").bounding_box()["y"] >= chart.bounding_box()["y"]
