@@ -13,9 +13,16 @@ with height="stretch".
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
-from app.figures.style import PRESENTATION_TEXT_PX
+from app.figures.style import (
+    LABEL_CHARACTER_WIDTH,
+    PRESENTATION_TEXT_PX,
+    TICK_FONT_PX,
+    longest_line,
+)
 
 # The key prefix of the containers that hold the pickers presentation mode keeps (a layer, a
 # head: ui.pick(..., in_presentation=True)); Streamlit gives them the class st-key-<key>.
@@ -24,11 +31,14 @@ FONT_SIZE = PRESENTATION_TEXT_PX  # tick labels, legends and titles: read from t
 HOVER_FONT_SIZE = 20
 # What stands above a page's first chart: Streamlit's header, the banner, a heading and a row of
 # buttons or pickers (the beam search's steps, a layer and a head), with the gaps between them.
-ABOVE_FIRST_CHART = "16rem"
+ABOVE_FIRST_CHART = "15.5rem"
 # A row of pickers or buttons with its gaps, taken off a first chart's height for each row more
 # than that above it (controls_above): Compare's second picker, Training dynamics' steps.
 CONTROL_ROW = "3.5rem"
-HEATMAP_BOTTOM_PX = 24  # below a map whose column labels sit on top: plotly's default is 80
+HEATMAP_BOTTOM_PX = 8  # below a map whose column labels sit on top: plotly's default is 80
+# Plotly leaves 23 px between a map and its turned 18 px column labels on top (measured in
+# Chromium): this many of them go to the map's rows
+LABEL_STANDOFF_PX = 12
 # A figure drawn taller than its own layout height by at most this factor: a map of a few rows
 # stays a small map instead of a few giant cells.
 MAX_GROWTH = 1.6
@@ -111,8 +121,8 @@ def fit(fig: go.Figure, name: str) -> str:
     # layout.font does not reach
     fig.update_xaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
     fig.update_yaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
-    if fig.layout.xaxis.side == "top" and fig.layout.margin.b is None:
-        fig.update_layout(margin_b=HEATMAP_BOTTOM_PX)  # the room goes to the map's rows
+    if fig.layout.xaxis.side == "top":
+        labels_on_top(fig)
     height = f"min(calc(100vh - {ABOVE_FIRST_CHART}), {round(own_height * MAX_GROWTH)}px)"
     chart = f".st-key-chart-{name}"
     rules = [f"{chart} {{ height: {height}; container-type: size; }}"]
@@ -120,6 +130,27 @@ def fit(fig: go.Figure, name: str) -> str:
     if rows:
         rules += row_label_rules(chart, rows)
     return f"<style>{' '.join(rules)}</style>"
+
+
+def labels_on_top(fig: go.Figure) -> None:
+    """Fit a map whose column labels sit on top to the projector: the room below it goes to its
+    rows; a top margin fixed for labels at TICK_FONT_PX grows by what its turned labels grow to
+    FONT_SIZE, less what they move closer to the map (LABEL_STANDOFF_PX); the column axis's title joins the row axis's, which has room beside the rows (on
+    top it stood between the caption and the labels)."""
+    layout = fig.layout
+    if layout.margin.b is None:
+        layout.margin.b = HEATMAP_BOTTOM_PX
+    if layout.margin.t is not None and layout.xaxis.ticktext:
+        angle = math.radians(abs(layout.xaxis.tickangle or 0))
+        # a turned label's height, per px of font: its line across, its line's height along
+        height = longest_line(layout.xaxis.ticktext) * LABEL_CHARACTER_WIDTH * math.sin(angle)
+        height += math.cos(angle)
+        layout.margin.t += round((FONT_SIZE - TICK_FONT_PX) * height) - LABEL_STANDOFF_PX
+        layout.xaxis.ticklabelstandoff = -LABEL_STANDOFF_PX
+    if layout.xaxis.title.text and layout.yaxis.title.text:
+        rows, columns = layout.yaxis.title.text, layout.xaxis.title.text
+        layout.yaxis.title.text = f"rows: {rows} · columns: {columns}"
+        layout.xaxis.title.text = None
 
 
 def controls_above(name: str, rows: int) -> str:

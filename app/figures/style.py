@@ -4,8 +4,10 @@ hall asks for labels that read from the back row."""
 
 from __future__ import annotations
 
+import html
 import re
 
+import numpy as np
 import plotly.graph_objects as go
 
 # Colour scales: attention weights 0..1, values around 0 (scores, PE, changes), a mask's two values
@@ -41,6 +43,11 @@ STATUS_COLOURS = {
 CELL_TEXT_MAX = 13  # px, text written into heatmap cells
 NARROWEST_PLOT_PX = 760  # a heatmap's plot area on the narrowest desktop page (presentation: 960)
 CHARACTER_WIDTH = 0.5  # of the font size, the mean width of a character in the app's font
+TICK_FONT_PX = 12  # the chart theme's tick labels
+# of the font size, a tick label's mean character: wider than CHARACTER_WIDTH, as labels hold
+# signs and capitals ("<s> → Das"), and a margin estimated short squeezes the columns
+LABEL_CHARACTER_WIDTH = 0.62
+MARKUP = re.compile(r"<[^>]+>")
 # A phone (390 px wide): a chart is 358 px, and a map with labelled rows keeps about this much of
 # it for its cells once its row labels (wrapped at LABEL_CHARS) stand beside them
 PHONE_PLOT_PX = 150
@@ -63,6 +70,16 @@ CHART_TEXT_CSS = """<style>
 }
 </style>"""
 PRESENTATION_TEXT_PX = 18  # every label of a projected chart, at least (1280x720 and up)
+
+
+def longest_line(texts) -> int:
+    """The characters of the longest line of ``texts`` (plotly's text, its markup left out)."""
+    lines = (
+        html.unescape(line)
+        for text in np.asarray(texts, dtype=object).ravel()
+        for line in MARKUP.sub("\n", str(text)).split("\n")
+    )
+    return max((len(line) for line in lines), default=0)
 
 
 def figure_height(rows: int, per_row: int = 28, minimum: int = 320, maximum: int = 900) -> int:

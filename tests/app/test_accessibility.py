@@ -66,6 +66,25 @@ def test_a_maps_summary_names_its_strongest_cells_in_words():
     assert len(rows) == len(ANIMAL) and rows[4]["row"] == "it" and rows[4]["animal"] == 0.13
 
 
+def projected_map(keys: list[str]) -> go.Figure:
+    w = np.full((1, 1, len(ANIMAL), len(keys)), 1 / len(keys), dtype=np.float32)
+    fig = attention_map(LabelledAttention(w, ANIMAL, keys), 0, 0, "Cross-attention")
+    presentation.fit(fig, "map")
+    return fig
+
+
+def test_a_projected_maps_top_margin_grows_with_its_turned_18px_column_labels():
+    short, long = projected_map(["▁a", "▁b"]), projected_map(["▁a", "▁internationally"])
+    assert short.layout.xaxis.tickfont.size == style.PRESENTATION_TEXT_PX
+    # 14 characters more at -60 degrees: 6 px of font more each, 0.62 of it a character
+    grown = round(6 * 14 * style.LABEL_CHARACTER_WIDTH * np.sin(np.radians(60)))
+    assert abs(long.layout.margin.t - short.layout.margin.t - grown) <= 1
+    assert short.layout.margin.b == presentation.HEATMAP_BOTTOM_PX
+    # the column axis's title joins the row axis's: on top it stood between caption and labels
+    assert short.layout.xaxis.title.text is None
+    assert short.layout.yaxis.title.text == "rows: query · columns: key"
+
+
 def test_a_bar_chart_and_an_empty_figure_are_summed_up_too():
     bars = go.Figure(go.Bar(x=["a", "b", "c"], y=[2.0, 5.0, 1.0]), layout={"title": "Scores"})
     assert describe(bars) == ("Scores", "largest b 5, a 2, c 1")
