@@ -135,8 +135,9 @@ def fit(fig: go.Figure, name: str) -> str:
 def labels_on_top(fig: go.Figure) -> None:
     """Fit a map whose column labels sit on top to the projector: the room below it goes to its
     rows; a top margin fixed for labels at TICK_FONT_PX grows by what its turned labels grow to
-    FONT_SIZE, less what they move closer to the map (LABEL_STANDOFF_PX); the column axis's title joins the row axis's, which has room beside the rows (on
-    top it stood between the caption and the labels)."""
+    FONT_SIZE, less what they move closer to the map (LABEL_STANDOFF_PX); the column axis's title
+    joins the row axis's, which has room beside the rows (on top it stood between the caption and
+    the labels)."""
     layout = fig.layout
     if layout.margin.b is None:
         layout.margin.b = HEATMAP_BOTTOM_PX
