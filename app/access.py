@@ -8,6 +8,7 @@ the page (before Streamlit's header, sidebar and main content), opens a collapse
 reach the sentence box, and, as charts are drawn, takes their toolbar buttons out of the tab
 order and gives each chart's picture a role and a name, read from the figure itself
 (layout.meta, which app/ui.py's chart fills): no text of the sentence passes through HTML.
+It gives an answered radio group its focus back once the run it started has drawn it anew.
 """
 
 from __future__ import annotations
@@ -112,11 +113,27 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
       for (const layer of layers) layer.setAttribute("aria-hidden", "true");
     }}
   }};
+  // an answer given on a radio (the Story's guess) starts a run that draws its group anew, and
+  // the focus falls to the page's body: it goes back to the answer once drawn, for the next key
+  let answered = null;  // the class (st-key-...) of the answered radio group's element
+  const remember = (event) => {{  // Streamlit's radio answers keys itself: no change event
+    const radio = event.composedPath()[0];
+    if (radio.type !== "radio") return;
+    const keyed = radio.closest('[class*="st-key-"]');
+    answered = [...(keyed?.classList ?? [])].find((name) => name.startsWith("st-key-"));
+    setTimeout(() => {{ answered = null; }}, 10000);
+  }};
+  for (const kind of ["keydown", "click"]) window.addEventListener(kind, remember, true);
+  const refocus = () => {{
+    if (!answered || document.activeElement !== document.body) return;
+    const radio = document.querySelector(`.${{answered}} input:checked`);
+    if (radio) {{ radio.focus(); answered = null; }}
+  }};
   let queued = false;
   new MutationObserver(() => {{
     if (queued) return;
     queued = true;
-    requestAnimationFrame(() => {{ queued = false; label(); }});
+    requestAnimationFrame(() => {{ queued = false; label(); refocus(); }});
   }}).observe(document.body, {{ childList: true, subtree: true }});
 }})();
 </script>"""

@@ -2,13 +2,14 @@
 the beam search's, the training snapshots'), whatever widget has focus.
 
 →, PageDown and Space press the page's forward button, ←, PageUp and Shift+Space its back
-button. Streamlit's own button shortcuts are not enough for a lecture: a focused radio (the
-audience's guess) turns → into a new answer, a focused button or slider takes the key for
-itself, and a clicker's PageDown and Space do nothing. So one listener on the window, in the
-capture phase, sees every key before the focused widget does, presses the button and stops the
-key there. It leaves a key alone while someone types: in a text box, a text area or a dropdown's
-search, except after Ctrl+Enter (or Enter in a one-line box) has sent the text, until the next
-keystroke that types or click into it; Space then types a space as ever. Keys with Ctrl, Alt or
+button. Streamlit's own button shortcuts are not enough for a lecture: a radio clicked with the
+mouse (the audience's guess) keeps the focus and turns → into a new answer, a focused button or
+slider takes the key for itself, and a clicker's PageDown and Space do nothing. So one listener
+on the window, in the capture phase, sees every key before the focused widget does, presses the
+button and stops the key there. It leaves a key alone while someone types: in a text box, a
+text area or a dropdown's search, except after Ctrl+Enter (or Enter in a one-line box) has sent
+the text, until the next keystroke that types or click into it; Space then types a space as
+ever. A radio reached with the keyboard (Tab) keeps its arrow keys. Keys with Ctrl, Alt or
 Meta are the browser's (Alt+← goes back a page).
 
 The listener is installed once per browser tab and reads which buttons to press from the page's
@@ -52,6 +53,13 @@ SCRIPT = f"""<script>
   }};
   const typing = (element, event) =>
     isText(element) && (!sent.has(element) || event.key === " ");
+  // a radio reached by the keyboard keeps its arrow keys (a radio group's, as WAI-ARIA has it);
+  // one clicked leaves them to the clicker, whose PageDown and Space always step (Chromium's
+  // :focus-visible cannot tell: a click on a radio's label matches it)
+  let clicked = false;
+  window.addEventListener("pointerdown", () => {{ clicked = true; }}, true);
+  const radioKey = (element, event) =>
+    element.type === "radio" && event.key.startsWith("Arrow") && !clicked;
   const stepButton = (step) => {{
     const marker = (step > 0 && document.querySelector(".{FIRST_MARKER}")) ||
       document.querySelector(".{DECK_MARKER}") || document.querySelector(".{MARKER}");
@@ -60,6 +68,7 @@ SCRIPT = f"""<script>
   }};
   window.addEventListener("keydown", (event) => {{
     const element = event.composedPath()[0];
+    if (event.key === "Tab") clicked = false;
     if (isText(element) && event.key === "Enter" &&
         (event.ctrlKey || event.metaKey || element.tagName === "INPUT")) {{
       sent.add(element);
@@ -67,7 +76,7 @@ SCRIPT = f"""<script>
     }}
     const step = direction(event);
     const button = step ? stepButton(step) : null;
-    if (!button || typing(element, event)) return;
+    if (!button || typing(element, event) || radioKey(element, event)) return;
     event.preventDefault();
     event.stopImmediatePropagation();
     if (!button.disabled && !event.repeat) button.click();

@@ -18,7 +18,7 @@ import math
 import plotly.graph_objects as go
 
 from app.figures.style import (
-    LABEL_CHARACTER_WIDTH,
+    CHARACTER_WIDTH,
     PRESENTATION_TEXT_PX,
     TICK_FONT_PX,
     longest_line,
@@ -31,11 +31,13 @@ FONT_SIZE = PRESENTATION_TEXT_PX  # tick labels, legends and titles: read from t
 HOVER_FONT_SIZE = 20
 # What stands above a page's first chart: Streamlit's header, the banner, a heading and a row of
 # buttons or pickers (the beam search's steps, a layer and a head), with the gaps between them.
-ABOVE_FIRST_CHART = "15.5rem"
+ABOVE_FIRST_CHART = "16rem"
 # A row of pickers or buttons with its gaps, taken off a first chart's height for each row more
 # than that above it (controls_above): Compare's second picker, Training dynamics' steps.
 CONTROL_ROW = "3.5rem"
-HEATMAP_BOTTOM_PX = 8  # below a map whose column labels sit on top: plotly's default is 80
+# below a map whose column labels sit on top (plotly's default is 80): the colour scale's lowest
+# label reaches 2 px below the map
+HEATMAP_BOTTOM_PX = 4
 # Plotly leaves 23 px between a map and its turned 18 px column labels on top (measured in
 # Chromium): this many of them go to the map's rows
 LABEL_STANDOFF_PX = 12
@@ -144,7 +146,8 @@ def labels_on_top(fig: go.Figure) -> None:
     if layout.margin.t is not None and layout.xaxis.ticktext:
         angle = math.radians(abs(layout.xaxis.tickangle or 0))
         # a turned label's height, per px of font: its line across, its line's height along
-        height = longest_line(layout.xaxis.ticktext) * LABEL_CHARACTER_WIDTH * math.sin(angle)
+        # (pieces in Chromium: 0.48-0.54 of the font a character)
+        height = longest_line(layout.xaxis.ticktext) * CHARACTER_WIDTH * math.sin(angle)
         height += math.cos(angle)
         layout.margin.t += round((FONT_SIZE - TICK_FONT_PX) * height) - LABEL_STANDOFF_PX
         layout.xaxis.ticklabelstandoff = -LABEL_STANDOFF_PX
