@@ -21,15 +21,19 @@ And a script: on a screen so narrow that the open sidebar lies over the page ins
 translation is seen.
 """
 
-import html
 import math
-import re
 
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.figures.style import CHARACTER_WIDTH
+from app import presentation
+from app.figures.style import (
+    CHARACTER_WIDTH,
+    LABEL_CHARACTER_WIDTH,
+    TICK_FONT_PX,
+    longest_line,
+)
 
 NARROW_CHART = "480px"
 MARKER = "narrow-screen"  # the script's element, which takes no room on the page
@@ -76,26 +80,11 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
 
 PHONE_MAX_WIDTH = "640px"  # a screen this narrow is a phone's: its maps scroll (see scrolled)
 MIN_COLUMN_PX = 16  # a map's column on a phone: its label (at -60 degrees, 12 px) clear of the next
-TICK_FONT_PX = 12  # plotly's tick labels
-# of the font size, a tick label's mean character: wider than CHARACTER_WIDTH, as labels hold
-# signs and capitals ("<s> → Das"), and a margin estimated short squeezes the columns
-LABEL_CHARACTER_WIDTH = 0.62
 AXIS_TITLE_PX = 50  # a map's axis title beside its row labels, with the gaps
 COLOUR_BAR_PX = 110  # the colour scale right of a map, its labels and title
 CELL_PADDING_PX = 8  # around the text written into a cell
 DEFAULT_MARGIN_PX = 80  # plotly's, at the top and foot of a figure that sets none
 LINE_HEIGHT = 1.2  # a row label's line, of its font size
-MARKUP = re.compile(r"<[^>]+>")
-
-
-def longest_line(texts) -> int:
-    """The characters of the longest line of ``texts`` (plotly's text, its markup left out)."""
-    lines = (
-        html.unescape(line)
-        for text in np.asarray(texts, dtype=object).ravel()
-        for line in MARKUP.sub("\n", str(text)).split("\n")
-    )
-    return max((len(line) for line in lines), default=0)
 
 
 def map_width(fig: go.Figure) -> int | None:
@@ -150,7 +139,7 @@ def scrolled(fig: go.Figure, name: str) -> str | None:
     )
     every = row_step(fig)
     if every > 1:  # on any screen: the map's height is its own
-        rules += f" {chart} .ytick:not(:nth-child({every}n + 1)) text {{ display: none; }}"
+        rules += f" {chart} {presentation.every_kth_label_only(every)}"
     return f"<style>{rules}</style>"
 
 

@@ -13,12 +13,21 @@ with height="stretch".
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
+
+from app.figures.style import (
+    CHARACTER_WIDTH,
+    PRESENTATION_TEXT_PX,
+    TICK_FONT_PX,
+    longest_line,
+)
 
 # The key prefix of the containers that hold the pickers presentation mode keeps (a layer, a
 # head: ui.pick(..., in_presentation=True)); Streamlit gives them the class st-key-<key>.
 KEPT = "in-presentation-"
-FONT_SIZE = 16  # tick labels, legends and titles: read from the back of a lecture hall
+FONT_SIZE = PRESENTATION_TEXT_PX  # tick labels, legends and titles: read from the back row
 HOVER_FONT_SIZE = 20
 # What stands above a page's first chart: Streamlit's header, the banner, a heading and a row of
 # buttons or pickers (the beam search's steps, a layer and a head), with the gaps between them.
@@ -26,16 +35,24 @@ ABOVE_FIRST_CHART = "16rem"
 # A row of pickers or buttons with its gaps, taken off a first chart's height for each row more
 # than that above it (controls_above): Compare's second picker, Training dynamics' steps.
 CONTROL_ROW = "3.5rem"
-HEATMAP_BOTTOM_PX = 24  # below a map whose column labels sit on top: plotly's default is 80
+# below a map whose column labels sit on top (plotly's default is 80): the colour scale's lowest
+# label reaches 2 px below the map
+HEATMAP_BOTTOM_PX = 4
+# Plotly leaves 23 px between a map and its turned 18 px column labels on top (measured in
+# Chromium): this many of them go to the map's rows
+LABEL_STANDOFF_PX = 12
 # A figure drawn taller than its own layout height by at most this factor: a map of a few rows
 # stays a small map instead of a few giant cells.
 MAX_GROWTH = 1.6
 # Row labels sized to the rows they label: of a map's height, its title, its compact caption, the
-# key labels on top and the lower margin take up to this many px (measured in Chromium: 160 px
-# for a 38-word sentence's cross-attention at 1280x720) ...
-CHART_FRAME = 170
-LINE_HEIGHT = 1.2  # ... a label's box is this many times its font size ...
-ROW_LABEL_MIN_SIZE = 12  # ... which is never smaller than this (px); below, every k-th label shows
+# key labels on top and the lower margin take up to this many px (measured in Chromium at
+# 1280x720 with 18 px labels: 160 px for a 38-word sentence's cross-attention, 192 px for the
+# Training page's map, whose column labels are turned) ...
+CHART_FRAME = 200
+LINE_HEIGHT = 4 / 3  # ... a label's box is this many times its font size (Chromium's) ...
+# ... which is never smaller than this (px): the labels a lecture hall reads; below, every k-th
+# label shows
+ROW_LABEL_MIN_SIZE = FONT_SIZE
 MAX_THINNING = 8
 
 CSS = f"""<style>
@@ -66,6 +83,15 @@ html {{ font-size: clamp(16px, calc(100vh / 45), 24px); }}
 [data-testid="stMain"] :is(.st-key-snapshot, [data-testid="stExpander"], [role="tablist"]) {{
     display: none;
 }}
+/* a warning (byte pieces, a sentence past the model's reach) folds into one line at the foot of
+   the screen, whole under the pointer or the keyboard's focus: the audience's own sentence never
+   pushes the figure off the slide */
+[data-testid="stMain"] .stElementContainer:has([data-testid="stAlertContentWarning"]) {{
+    position: fixed; left: 1rem; bottom: 0.5rem; z-index: 100; width: min(40rem, 45vw) !important;
+    max-height: 3rem; overflow: hidden; margin: 0;
+}}
+[data-testid="stMain"] .stElementContainer:has([data-testid="stAlertContentWarning"]):is(
+    :hover, :focus-within) {{ max-height: 60vh; overflow: auto; }}
 /* a slider's label (the beam search's step, the training step): its value shows on its thumb */
 [data-testid="stMain"] [data-testid="stSlider"] [data-testid="stWidgetLabel"] {{ display: none; }}
 /* the pickers it keeps (a layer, a head): the label beside small options, one line */
@@ -87,7 +113,7 @@ def fit(fig: go.Figure, name: str) -> str:
     own_height = fig.layout.height or 450  # plotly's default
     fig.update_layout(
         font={"size": FONT_SIZE},
-        title_font_size=FONT_SIZE + 4,
+        title_font_size=FONT_SIZE + 2,  # 20 px: under slides.TITLE_FONT_PX * its scale, 24
         legend_font_size=FONT_SIZE,
         hoverlabel={"font": {"size": HOVER_FONT_SIZE}},
         height=None,
@@ -97,8 +123,8 @@ def fit(fig: go.Figure, name: str) -> str:
     # layout.font does not reach
     fig.update_xaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
     fig.update_yaxes(tickfont_size=FONT_SIZE, title_font_size=FONT_SIZE)
-    if fig.layout.xaxis.side == "top" and fig.layout.margin.b is None:
-        fig.update_layout(margin_b=HEATMAP_BOTTOM_PX)  # the room goes to the map's rows
+    if fig.layout.xaxis.side == "top":
+        labels_on_top(fig)
     height = f"min(calc(100vh - {ABOVE_FIRST_CHART}), {round(own_height * MAX_GROWTH)}px)"
     chart = f".st-key-chart-{name}"
     rules = [f"{chart} {{ height: {height}; container-type: size; }}"]
@@ -106,6 +132,29 @@ def fit(fig: go.Figure, name: str) -> str:
     if rows:
         rules += row_label_rules(chart, rows)
     return f"<style>{' '.join(rules)}</style>"
+
+
+def labels_on_top(fig: go.Figure) -> None:
+    """Fit a map whose column labels sit on top to the projector: the room below it goes to its
+    rows; a top margin fixed for labels at TICK_FONT_PX grows by what its turned labels grow to
+    FONT_SIZE, less what they move closer to the map (LABEL_STANDOFF_PX); the column axis's title
+    joins the row axis's, which has room beside the rows (on top it stood between the caption and
+    the labels)."""
+    layout = fig.layout
+    if layout.margin.b is None:
+        layout.margin.b = HEATMAP_BOTTOM_PX
+    if layout.margin.t is not None and layout.xaxis.ticktext:
+        angle = math.radians(abs(layout.xaxis.tickangle or 0))
+        # a turned label's height, per px of font: its line across, its line's height along
+        # (pieces in Chromium: 0.48-0.54 of the font a character)
+        height = longest_line(layout.xaxis.ticktext) * CHARACTER_WIDTH * math.sin(angle)
+        height += math.cos(angle)
+        layout.margin.t += round((FONT_SIZE - TICK_FONT_PX) * height) - LABEL_STANDOFF_PX
+        layout.xaxis.ticklabelstandoff = -LABEL_STANDOFF_PX
+    if layout.xaxis.title.text and layout.yaxis.title.text:
+        rows, columns = layout.yaxis.title.text, layout.xaxis.title.text
+        layout.yaxis.title.text = f"rows: {rows} · columns: {columns}"
+        layout.xaxis.title.text = None
 
 
 def controls_above(name: str, rows: int) -> str:
@@ -130,11 +179,15 @@ def row_label_rules(chart: str, rows: int) -> list[str]:
         # every k-th label shows where k rows are as high as the smallest label's line
         below = CHART_FRAME + smallest_line * rows / (every - 1)
         above = CHART_FRAME + smallest_line * rows / every
-        query = f"(max-height: {below:.0f}px)"
+        # ranges that do not meet: at a shared bound two rules would leave every k*(k+1)-th only
+        query = f"(height <= {below:.0f}px)"
         if every < MAX_THINNING:
-            query = f"(min-height: {above:.0f}px) and {query}"
-        rules.append(
-            f"@container {query} {{ "
-            f"{chart} .ytick:not(:nth-child({every}n + 1)) text {{ display: none; }} }}"
-        )
+            query = f"({above:.0f}px < height) and {query}"
+        rules.append(f"@container {query} {{ {chart} {every_kth_label_only(every)} }}")
     return rules
+
+
+def every_kth_label_only(every: int) -> str:
+    """The CSS rule that hides all but every ``every``-th row label of a map, from the first. A
+    label is a g.ytick; plotly puts the tick marks, path.ytick, before them in the same layer."""
+    return f"g.ytick:not(:nth-child({every}n + 1 of g.ytick)) text {{ display: none; }}"

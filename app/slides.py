@@ -33,14 +33,20 @@ SOURCE_LANGUAGE = "English"
 CAPTION_CHARS = 76
 WIDE_COLUMNS = 3  # see columns()
 TITLE_CHARS = 60
+# A projector's chart is at least 1120 px wide (1280x720 less the page's margins): 80 characters
+# of its 20 px title fit on one line, and a title of one line leaves the map its height.
+PRESENTATION_TITLE_CHARS = 80
 CAPTION_FONT_PX = 12
 CAPTION_LINE_PX = 16  # a caption line's height at CAPTION_FONT_PX
 TITLE_LINE_PX = 21  # a title line's height (the chart theme's 16 px)
 TITLE_PAD_PX = 8  # above the title
-# Plotly draws a title of several lines that is anchored at its top about 0.7 em higher than a
-# title of one line (its first line would be cut): moved down by this much, which covers
-# presentation mode's 20 px titles.
-MULTILINE_TITLE_SHIFT_PX = 14
+# Plotly sets the baseline of a one-line title 0.7 em below its anchor, but the last line of a
+# title of several lines 0.35 em above it, the lines before it PLOTLY_LINE_EM apart above that
+# (measured in Chromium): a title of n lines is moved down by (n - 1) * 1.3 + 1.05 em, or its
+# first line is cut off above the chart (the Heads lab's, issue #57).
+PLOTLY_LINE_EM = 1.3
+MULTILINE_DROP_EM = 0.7 + 0.35
+TITLE_FONT_PX = 16  # the chart theme's; presentation mode's 20 px is under TITLE_FONT_PX * scale
 CAPTION_GAP_PX = 10  # between the title and the caption
 DEFAULT_HEIGHT = 450  # plotly's, for figures that set none
 # The export: a 1280 x 720 layout (16:9) drawn at 1.5x, so the PNG is 1920 x 1080 and its text
@@ -151,21 +157,31 @@ def packed(details: list[str], width: int) -> list[str]:
     return lines
 
 
-def add_caption(fig: go.Figure, caption: Caption, compact: bool = False) -> None:
+def add_caption(
+    fig: go.Figure, caption: Caption, compact: bool = False, font_px: float = CAPTION_FONT_PX
+) -> None:
     """Draws ``caption`` into ``fig`` as the subtitle under its title (``compact``: see
-    :func:`caption_lines`), wraps a long title (see TITLE_CHARS), and makes the figure that much
-    taller so that the plot keeps its size. A figure that fixes its top margin (heatmaps, whose
-    column labels sit on top) gets that height added to it; otherwise the title's automargin
-    makes room."""
+    :func:`caption_lines`) at ``font_px`` (presentation mode's is larger, its title too, in
+    proportion), wraps a long title (at TITLE_CHARS; compact, at PRESENTATION_TITLE_CHARS), and
+    makes the figure that much taller so that the plot keeps its size. A figure that fixes its
+    top margin (heatmaps, whose column labels sit on top) gets that height added to it;
+    otherwise the title's automargin makes room. Its colour is app.figures.style.legible's."""
     lines = caption_lines(caption, compact)
+    scale = font_px / CAPTION_FONT_PX
     layout = fig.layout
     # broken between words only: the title is markup already (&lt;), which a break could split
     title = textwrap.wrap(
-        layout.title.text or "", TITLE_CHARS, break_on_hyphens=False, break_long_words=False
+        layout.title.text or "",
+        PRESENTATION_TITLE_CHARS if compact else TITLE_CHARS,
+        break_on_hyphens=False,
+        break_long_words=False,
     ) or [""]
-    shift = MULTILINE_TITLE_SHIFT_PX if len(title) > 1 else 0
-    extra = len(lines) * CAPTION_LINE_PX + (len(title) - 1) * TITLE_LINE_PX + shift
-    extra += CAPTION_GAP_PX
+    lines_above = len(title) - 1
+    shift = lines_above and round(
+        (lines_above * PLOTLY_LINE_EM + MULTILINE_DROP_EM) * TITLE_FONT_PX * scale
+    )
+    extra = scale * (len(lines) * CAPTION_LINE_PX + (len(title) - 1) * TITLE_LINE_PX) + shift
+    extra = round(extra + CAPTION_GAP_PX)
     # The title set whole, keeping what else the figure's title has (its font, its place): a
     # tenth of the time of Figure.update_layout, whose merging took 5-9 ms on every chart of
     # every run. The subtitle and the padding are the caption's own: no figure sets them.
@@ -174,7 +190,7 @@ def add_caption(fig: go.Figure, caption: Caption, compact: bool = False) -> None
         "text": "<br>".join(title),
         "subtitle": {
             "text": "<br>".join(plot_text(line) for line in lines),
-            "font": {"size": CAPTION_FONT_PX, "color": "#555555"},
+            "font": {"size": font_px},
         },
         "automargin": True,
         "yref": "container",

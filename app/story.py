@@ -36,6 +36,7 @@ class Step:
     notice: str  # what to notice in the figure
 
 
+QUESTION_STEP = 2  # the step of STEPS that asks the audience
 STEPS = [
     Step(
         "Pieces",
@@ -162,20 +163,40 @@ def top_word(words: LabelledAttention, profile: RowProfile) -> str:
     return named(words, profile.top, profile.top_relation)
 
 
-def reveal_text(words: LabelledAttention, query: int, guess: int) -> str:
-    """The answer to the question, and the most any head puts on the audience's guess, each head
-    told with its top word over its whole row, the query's own word included."""
+def reveal_text(words: LabelledAttention, query: int, guess: int | None, sentence: str) -> str:
+    """The answer to the question, the most any head puts on the audience's guess (``guess``;
+    None where the answer was revealed without one), each head told with its top word over its
+    whole row, the query's own word included; and the head the reveal's map draws
+    (:func:`map_head_text`), so that the text and the map speak of the same head."""
     word = words.query_labels[query]
     top = answer(words, query)
     top_profile = row_profile(words, query, top.layer, top.head)
     said = (
-        f"{'Right' if guess == top.key else 'Not quite'}: of the words other than “{word}”, the "
-        f"most any head puts on one is {top.weight:.0%}: encoder layer {top.layer + 1}, head "
-        f"{top.head + 1}, on {named(words, top.key, relation(words.key_labels, query, top.key))}"
+        f"of the words other than “{word}”, the most any head puts on one is {top.weight:.0%}: "
+        f"encoder layer {top.layer + 1}, head {top.head + 1}, on "
+        f"{named(words, top.key, relation(words.key_labels, query, top.key))}"
     )
     if top_profile.top != top.key:
         said += f" (its top word is {top_word(words, top_profile)}, {top_profile.weight:.0%})"
-    return f"{said}. {most_on(words, query, guess, 'your')}"
+    if guess is None:
+        said = f"{said[0].upper()}{said[1:]}."
+    else:
+        right = "Right" if guess == top.key else "Not quite"
+        said = f"{right}: {said}. {most_on(words, query, guess, 'your')}"
+    return f"{said} {map_head_text(words, query, shown_head(words, query, sentence), sentence)}"
+
+
+def map_head_text(words: LabelledAttention, query: int, shown: RowProfile, sentence: str) -> str:
+    """Which head the reveal's map draws (``shown``, :func:`shown_head`) and why."""
+    word = words.query_labels[query]
+    head = f"The map: encoder layer {shown.layer + 1}, head {shown.head + 1}"
+    key = antecedent_of(words, sentence)
+    if key is None:
+        return f"{head}, the head with the largest weight in “{word}”'s row."
+    stands_for = f"“{words.key_labels[key]}”, the word “{word}” stands for"
+    if shown.top == key:
+        return f"{head}, the strongest head whose top word is {stands_for}."
+    return f"{head}, the head that puts the most on {stands_for}."
 
 
 def most_on(words: LabelledAttention, query: int, key: int, whose: str = "") -> str:

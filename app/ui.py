@@ -16,8 +16,11 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from app import narrow, notices, presentation, slides, snapshot_cache, state
+from app import access, narrow, notices, presentation, slides, snapshot_cache, state
 from app.display import piece_text
+from app.figures.style import PRESENTATION_TEXT_PX, legible
+from app.figures.summary import describe
+from app.figures.summary import table as summary_table
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import PREDICTS, CheckpointError, InputError, LabelledAttention
 from core.files import ModelDir
@@ -135,6 +138,7 @@ def sidebar() -> None:
             )
         st.caption("The address bar holds this view: copy it to share exactly what is on screen.")
     narrow.style()
+    access.install()
     if settings().present:
         st.set_page_config(initial_sidebar_state="collapsed")
         st.html(presentation.CSS)
@@ -194,7 +198,12 @@ def chart(
     customdata, ...; an empty list when a click deselects)."""
     s = settings()
     beside_the_scale(fig)
-    slides.add_caption(fig, caption or sentence_caption(), compact=s.present)
+    title, summary = describe(fig)  # read out for the chart by app/access.py's script
+    own = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}  # e.g. narrow's min_width
+    fig.layout.meta = own | {"name": title, "summary": summary}
+    text_px = PRESENTATION_TEXT_PX if s.present else slides.CAPTION_FONT_PX
+    slides.add_caption(fig, caption or sentence_caption(), compact=s.present, font_px=text_px)
+    legible(fig, st.context.theme.type, PRESENTATION_TEXT_PX if s.present else None)
     height = "content"
     if s.present:
         st.html(presentation.fit(fig, name))
@@ -220,6 +229,22 @@ def chart(
     )
     if not s.present:  # a projected view shows figures, not export buttons
         st.html(slides.export_button(name, s.img), unsafe_allow_javascript=True)
+        in_words(fig, name, summary)
+
+
+def in_words(fig: go.Figure, name: str, summary: str) -> None:
+    """Under a map or a bar chart, a switch that shows its numbers as a table and its summary as
+    text to copy (the alt text of its export): what a screen reader reads instead of the
+    picture."""
+    if not any(trace.type in ("heatmap", "bar") for trace in fig.data):
+        return
+    if st.toggle(
+        "Table view",
+        key=f"table-{name}",
+        help="The chart's numbers as a table, and its summary in words (alt text for its export).",
+    ):
+        st.code(summary, language=None, wrap_lines=True)
+        st.dataframe(summary_table(fig), hide_index=True)  # built only when asked for
 
 
 def beside_the_scale(fig: go.Figure) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app.figures.heatmaps import heatmap
-from app.figures.style import ATTENTION_SCALE, STATUS_COLOURS
+from app.figures.style import ATTENTION_SCALE, OKABE_ITO, STATUS_COLOURS
 from app.figures.text import numbered, plot_labels, plot_text
 from core.inspection import (
     OVER_COVERED,
@@ -22,11 +22,13 @@ from core.inspection import (
 )
 from core.text import is_special_piece
 
+# colour-blind-safe (Okabe & Ito), and a hatching each that says the same without colour
 COVERAGE_COLOURS = {
-    "under": "#e6550d",  # under-covered: likely dropped
-    "over": "#756bb1",  # over-covered: likely said twice
+    "under": OKABE_ITO["vermillion"],  # under-covered: likely dropped
+    "over": OKABE_ITO["reddish purple"],  # over-covered: likely said twice
     "covered": STATUS_COLOURS["kept"],
 }
+COVERAGE_PATTERNS = {"under": "x", "over": "/", "covered": ""}
 THRESHOLD_LINE = {"color": "#555555", "dash": "dash", "width": 1}
 SEARCH_COLOURS = ("#9ecae1", "#08519c")  # two searches side by side: greedy light, beam dark
 
@@ -172,6 +174,7 @@ def coverage_bars(
             x=list(range(len(labels))),
             y=np.asarray(values, dtype=float),
             marker_color=[COVERAGE_COLOURS[status] for status in statuses],
+            marker_pattern_shape=[COVERAGE_PATTERNS[status] for status in statuses],
             customdata=[
                 f"{label}<br>{status}"
                 for label, status in zip(numbered(plot_labels(labels), len(labels)), statuses)

@@ -19,12 +19,12 @@ from app.figures.style import (
     DIVERGING_SCALE,
     LABEL_CHARS,
     PHONE_PLOT_PX,
+    TICK_FONT_PX,
     figure_height,
 )
 from app.figures.text import plot_labels, plot_lines, plot_text
 
 SCALE_BELOW_PX = 70  # a colour bar under a map, with its title: the figure grows by that much
-TICK_FONT_PX = 12  # the chart theme's tick labels
 TICK_ANGLE = 60  # degrees: heatmap() tilts column labels up to the right
 AXIS_TITLE_PX = 50  # an axis title, and the gaps around it
 GAP_PX = 10

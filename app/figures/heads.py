@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import plotly.colors
 import plotly.graph_objects as go
 
 from app.figures.heatmaps import heatmap
-from app.figures.style import STATUS_COLOURS, figure_height
+from app.figures.style import CATEGORICAL, DASHES, STATUS_COLOURS, SYMBOLS, figure_height
 from app.figures.text import numbered, plot_labels, plot_text
 from core import LabelledAttention
 
@@ -92,21 +91,23 @@ LINE_MAX_WIDTH = 8  # px, of a line carrying weight 1 in attention_lines
 LINE_PX = 3  # px, every line of layer_lines
 OPACITY_STEP = 0.05  # layer_lines draws a line's opacity, its weight, to the nearest step
 FAN = 0.6  # of a row: layer_lines' lines from the heads to one key end this far apart in all
-HEAD_COLOURS = plotly.colors.qualitative.D3  # a colour per head, in turn
+# a colour per head, in turn, colour-blind-safe; its dash and marker tell the heads apart too
+HEAD_COLOURS = CATEGORICAL
 
 
 def label_columns(queries: Sequence[str], keys: Sequence[str], query: int) -> list[go.Scatter]:
     """BertViz's two columns of text: the queries on the left (x = 0), ``query`` highlighted,
-    and the keys on the right (x = 1), a row each from the top (y = position)."""
-    colours = [STATUS_COLOURS["finished"] if i == query else "#444444" for i in range(len(queries))]
+    and the keys on the right (x = 1), a row each from the top (y = position), in the text's
+    colour (app/figures/style.legible)."""
+    labels = plot_labels(queries)
+    labels[query] = f"<b>▶ {labels[query]}</b>"  # not by colour alone
     return [
         go.Scatter(
             x=[0] * len(queries),
             y=list(range(len(queries))),
-            text=plot_labels(queries),
+            text=labels,
             mode="text",
             textposition="middle left",
-            textfont={"color": colours},
             hoverinfo="skip",
             name="queries",
             showlegend=False,
@@ -117,7 +118,6 @@ def label_columns(queries: Sequence[str], keys: Sequence[str], query: int) -> li
             text=plot_labels(keys),
             mode="text",
             textposition="middle right",
-            textfont={"color": "#444444"},
             hoverinfo="skip",
             name="keys",
             showlegend=False,
@@ -186,11 +186,12 @@ def layer_lines(attention: LabelledAttention, layer: int, query: int, title: str
     traces: list = label_columns(queries, keys, query)
     for head, row in enumerate(rows):
         colour, group = HEAD_COLOURS[head % len(HEAD_COLOURS)], f"head {head + 1}"
+        dash, symbol = DASHES[head % len(DASHES)], SYMBOLS[head % len(SYMBOLS)]
         ends = np.arange(len(keys)) + FAN * ((head + 0.5) / heads - 0.5)  # (K,)
         same = {"legendgroup": group, "showlegend": False}
         traces.append(
             {"type": "scatter", "x": [None], "y": [None], "mode": "lines", "name": group}
-            | {"line": {"width": LINE_PX + 1, "color": colour}, "legendgroup": group}
+            | {"line": {"width": LINE_PX + 1, "color": colour, "dash": dash}, "legendgroup": group}
         )
         traces.append(
             {
@@ -198,7 +199,7 @@ def layer_lines(attention: LabelledAttention, layer: int, query: int, title: str
                 "x": np.ones(len(keys)),
                 "y": ends,
                 "mode": "markers",
-                "marker": {"color": colour, "size": 6, "opacity": row},
+                "marker": {"color": colour, "size": 8, "opacity": row, "symbol": symbol},
                 "customdata": np.stack([np.arange(len(keys)), row], axis=-1),
                 "text": key_labels,
                 "hovertemplate": f"{group}: {hover}<extra></extra>",
@@ -207,7 +208,8 @@ def layer_lines(attention: LabelledAttention, layer: int, query: int, title: str
             }
         )
         traces += [
-            {**lines, "line": {"width": LINE_PX, "color": colour}, "name": f"{group} lines", **same}
+            {**lines, "line": {"width": LINE_PX, "color": colour, "dash": dash}}
+            | {"name": f"{group} lines", **same}
             for lines in lines_by_opacity(row, query, ends)
         ]
     labels = max(len(queries), len(keys))

@@ -105,7 +105,11 @@ def rank_curve(lens: LogitLens, position: int, title: str) -> go.Figure:
             "title": plot_text(title),
             "height": 420,
             "xaxis": {"title": "decoder state", "tickangle": -45},
-            "yaxis": {"title": "rank of the chosen piece (1 = first choice)", "type": "log"},
+            "yaxis": {
+                "title": "rank of the chosen piece (1 = first choice)",
+                "type": "log",
+                "dtick": 1,  # powers of ten only: plotly draws the 2s and 5s between at 3/4 size
+            },
             "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom"},
         },
     )

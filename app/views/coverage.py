@@ -161,7 +161,8 @@ what = (
 )
 st.caption(
     f"{what}. Under-covered: below "
-    f"{thresholds.under:g} (orange); over-covered: above {thresholds.over:g} (purple). The "
+    f"{thresholds.under:g} (vermillion, crossed); over-covered: above {thresholds.over:g} "
+    "(purple, hatched). The "
     "language tag, `</s>` and punctuation are never flagged; punctuation at a word's end has its "
     "own column (it soaks up attention)."
 )

@@ -274,12 +274,20 @@ with lead if switched else st.container():
     )
     if chosen:
         outcome = heads_cache.cached_intervention(state.current(), tuple(sorted(chosen)), how)
-        left, right = st.columns(2)
-        left.caption("All heads as trained")
-        left.code(result.text, language=None, wrap_lines=True)
-        right.caption(f"{len(chosen)} head(s) {INTERVENTIONS[how]}")
-        right.code(outcome.changed.text, language=None, wrap_lines=True)
         changes = word_changes(result.text.split(), outcome.changed.text.split())
+        changed = f"{len(chosen)} head(s) {INTERVENTIONS[how]}"
+        if not changes:
+            changed += ": the translation did not change"
+        left, right = st.columns(2)
+        for column, name, label, text in [
+            (left, "normal", "All heads as trained", result.text),
+            (right, "changed", changed, outcome.changed.text),
+        ]:
+            with column:
+                # kept in presentation mode, which hides captions: the two boxes are named
+                with st.container(key=f"{presentation.KEPT}{name}-label"):
+                    st.caption(label)
+                st.code(text, language=None, wrap_lines=True)
         if switched:  # the two translations say what changed; the chart right under them
             st.html(presentation.controls_above("intervention-tokens", 2))
         elif changes:

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from app import state, ui
+from app import presentation, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map, heatmap
 from app.figures.masking import score_pipeline
@@ -14,10 +14,28 @@ from core.text import normalize_text
 
 OTHER = "A dog runs."
 
+SCORES_DEFAULTS = {"mkind": "decoder", "mlayer": 1, "mhead": 1}  # "From scores to weights"
+
+
+def scores_head_named() -> bool:
+    """Whether a deck's step, a link or a click chose another head for "From scores to weights"
+    than the first (a step's settings are in the session before the page runs, a link's in the
+    URL)."""
+    chosen = {key: st.session_state.get(key, st.query_params.get(key)) for key in SCORES_DEFAULTS}
+    return any(
+        value is not None and str(value) != str(SCORES_DEFAULTS[key])
+        for key, value in chosen.items()
+    )
+
+
 st.title("Masking")
 result = state.analysis().result
 settings = state.settings()
 translator = state.translator()
+# presentation mode with the scores' head named (a deck's step, a link): that section is the
+# view, drawn here, first, so that a clicker's projector shows it without scrolling
+leading = settings.present and scores_head_named()
+lead = st.container()
 
 st.header("Padding mask")
 st.markdown(
@@ -85,32 +103,44 @@ ui.chart(
     "causal-mask",
 )
 
-st.header("From scores to weights, for one head")
-st.latex(
-    r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),\quad M_{ij} \in \{0, -\infty\}"
-)
-kind = ui.pick("Attention", list(ATTENTION_KINDS), "mkind", "decoder", ATTENTION_KINDS.get)
-attention = getattr(result.attention, kind)
-left, right = st.columns(2)
-with left:
-    layer = ui.pick(
-        "Layer", range(1, attention.weights.shape[0] + 1), "mlayer", in_presentation=True
+with lead if leading else st.container():
+    st.header("From scores to weights, for one head")
+    st.latex(
+        r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),"
+        r"\quad M_{ij} \in \{0, -\infty\}"
     )
-with right:
-    head = ui.pick("Head", range(1, attention.weights.shape[1] + 1), "mhead", in_presentation=True)
-if kind != "decoder":
-    st.caption("A single sentence has no padding, so here the mask lets everything through.")
-if kind != "encoder":
-    st.caption(ui.decoder_rows(attention))
-ui.chart(
-    score_pipeline(attention, layer - 1, head - 1),
-    "pipeline",
-    caption=ui.sentence_caption(kind=kind, layer=layer, head=head),
-)
-st.caption(
-    "Panels 1 and 2 share one colour scale: masking changes no score, it only sets the forbidden "
-    "ones to −∞ (grey), which the softmax turns into weights of exactly 0."
-)
+    kind = ui.pick(
+        "Attention",
+        list(ATTENTION_KINDS),
+        "mkind",
+        SCORES_DEFAULTS["mkind"],
+        ATTENTION_KINDS.get,
+    )
+    attention = getattr(result.attention, kind)
+    left, right = st.columns(2)
+    with left:
+        layer = ui.pick(
+            "Layer", range(1, attention.weights.shape[0] + 1), "mlayer", in_presentation=True
+        )
+    with right:
+        head = ui.pick(
+            "Head", range(1, attention.weights.shape[1] + 1), "mhead", in_presentation=True
+        )
+    if kind != "decoder":
+        st.caption("A single sentence has no padding, so here the mask lets everything through.")
+    if kind != "encoder":
+        st.caption(ui.decoder_rows(attention))
+    if leading:  # the formula and the rows' caption stand above it too
+        st.html(presentation.controls_above("pipeline", 1))
+    ui.chart(
+        score_pipeline(attention, layer - 1, head - 1),
+        "pipeline",
+        caption=ui.sentence_caption(kind=kind, layer=layer, head=head),
+    )
+    st.caption(
+        "Panels 1 and 2 share one colour scale: masking changes no score, it only sets the "
+        "forbidden ones to −∞ (grey), which the softmax turns into weights of exactly 0."
+    )
 
 st.header("Worked example: 3 inputs of dimension 4")
 st.markdown(

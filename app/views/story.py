@@ -12,6 +12,7 @@ from app.figures.positional import positional_heatmap
 from app.figures.tokens import token_chips
 from app.plain_text import escaped
 from app.story import (
+    QUESTION_STEP,
     STEPS,
     alignment,
     coreference,
@@ -30,6 +31,23 @@ from app.story import (
 from core import LabelledAttention
 from core.inspection import POSITIONAL_THRESHOLD
 
+REVEALED = -1  # an answer revealed by the forward key (a clicker), with no guess of its own
+
+
+def given_answer(words: LabelledAttention, sentence: str) -> int | None:
+    """The guess given for the question on ``sentence`` (REVEALED where a clicker revealed the
+    answer without one), None while it is open: the radio's value, which Streamlit sets before
+    the page runs, or the answer kept while the story stepped on."""
+    word = words.query_labels[question_word(words)]
+    picked = st.session_state.get(f"guess-{word}")
+    return picked if picked is not None else st.session_state.story_answers.get((sentence, word))
+
+
+def reveal_answer(words: LabelledAttention, sentence: str) -> None:
+    """The forward key on the open question: show the model's answer (no guess of the room's)."""
+    word = words.query_labels[question_word(words)]
+    st.session_state.story_answers[(sentence, word)] = REVEALED
+
 
 def reveal(words: LabelledAttention, sentence: str) -> None:
     """The predict-then-reveal question on the word that "it" (or the last word) attends to, and
@@ -38,13 +56,11 @@ def reveal(words: LabelledAttention, sentence: str) -> None:
     query = question_word(words)
     word = words.query_labels[query]
     options = [i for i in range(len(words.key_labels)) if i != query]
-    answers = st.session_state.setdefault("story_answers", {})  # kept while the story steps on
-    given = answers.get((sentence, word))
-    key = f"guess-{word}"
+    answers = st.session_state.story_answers  # kept while the story steps on
+    given = given_answer(words, sentence)
     # a projector, once the audience has answered: the question and the answer on the left, the
     # head's map on the right, as tall as the screen allows: all of it in view
-    revealed = given in options or st.session_state.get(key) in options
-    beside = st.columns([2, 3]) if state.settings().present and revealed else None
+    beside = st.columns([2, 3]) if state.settings().present and given is not None else None
     with beside[0] if beside else st.container():
         guess = st.radio(  # its label and options are markdown: the words are the person's
             f"Predict first: which word will “{escaped(word)}” attend to most, in its strongest "
@@ -52,18 +68,19 @@ def reveal(words: LabelledAttention, sentence: str) -> None:
             options,
             format_func=lambda position: escaped(position_name(words.key_labels, position)),
             index=options.index(given) if given in options else None,
-            key=key,
+            key=f"guess-{word}",
             horizontal=True,
         )
-    if guess is None:
+    if guess is None and given != REVEALED:
         return
-    answers[(sentence, word)] = guess
+    answers[(sentence, word)] = REVEALED if guess is None else guess
+    said = escaped(reveal_text(words, query, guess, sentence))
     if beside:
-        beside[0].info(escaped(reveal_text(words, query, guess)))
+        beside[0].info(said)
         with beside[1]:
             self_attention_map(words, query, sentence)
         return
-    st.info(escaped(reveal_text(words, query, guess)))
+    st.info(said)
     linked = coreference(words, query, sentence)
     if linked is not None:
         (st.warning if linked.startswith("No head") else st.success)(escaped(linked))
@@ -107,14 +124,20 @@ back.button(
     args=("story", chapters, -1),
     disabled=step == 0,
 )
+st.session_state.setdefault("story_answers", {})
+sentence, words = state.settings().text, result.word_attention.encoder
+# at the open question the forward key (a clicker's) reveals the answer before it steps on
+asking = step == QUESTION_STEP and has_question(words) and given_answer(words, sentence) is None
 forward.button(
-    "Next ▶",
+    "Reveal ▶" if asking else "Next ▶",
     key="story-next",
-    on_click=ui.step_through,
-    args=("story", chapters, 1),
+    on_click=reveal_answer if asking else ui.step_through,
+    args=(words, sentence) if asking else ("story", chapters, 1),
     disabled=step == len(STEPS) - 1,
 )
 lectern.keys("story-back", "story-next")
+if asking:  # in a deck too: the clicker reveals the answer before the deck's next view
+    lectern.forward_first("story-next")
 st.caption(lectern.HINT)
 
 heading.header(f"{step + 1} · {STEPS[step].title}")  # beside the buttons: room for the figure
@@ -134,15 +157,14 @@ elif step == 1:
         ),
         "story-positions",
     )
-elif step == 2:
-    words = result.word_attention.encoder
+elif step == QUESTION_STEP:
     if not has_question(words):
         st.info(
             "Your sentence has one word, so there is no other word to guess at: try a longer "
             "sentence, such as the first classic example."
         )
     else:
-        reveal(words, state.settings().text)
+        reveal(words, sentence)
 elif step == 3:
     decoder = result.attention.decoder
     title = f"{ATTENTION_KINDS['decoder']}, last layer, average of the heads; grey: masked"

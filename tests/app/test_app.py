@@ -499,13 +499,17 @@ def test_presentation_row_labels_shrink_then_thin_out_as_the_chart_gets_shorter(
     frame = presentation.CHART_FRAME
     line = presentation.ROW_LABEL_MIN_SIZE * presentation.LINE_HEIGHT  # the smallest label's
     smallest, ratio = presentation.ROW_LABEL_MIN_SIZE, presentation.LINE_HEIGHT
-    assert f"font-size: clamp({smallest}px, calc((100cqh - {frame}px) / 27 / {ratio}), 16px)" in css
+    largest = presentation.FONT_SIZE
+    assert (
+        f"font-size: clamp({smallest}px, calc((100cqh - {frame}px) / 27 / {ratio}), {largest}px)"
+        in css
+    )
     # from the height where 27 rows hold a 9 px label down: every 2nd, 3rd, ... label, no gaps
     bounds = [
         (int(low or 0), int(high), int(every))
         for low, high, every in re.findall(
-            r"@container (?:\(min-height: (\d+)px\) and )?\(max-height: (\d+)px\) \{ "
-            r"\.st-key-chart-map \.ytick:not\(:nth-child\((\d+)n \+ 1\)\)",
+            r"@container (?:\((\d+)px < height\) and )?\(height <= (\d+)px\) \{ "
+            r"\.st-key-chart-map g\.ytick:not\(:nth-child\((\d+)n \+ 1 of g\.ytick\)\)",
             css,
         )
     ]

@@ -185,3 +185,20 @@ def test_two_sentences_of_one_length_claim_no_padding(app):
     other = app("masking", text=sentence, other="A dog.")
     assert "&lt;pad&gt; columns are 0" in chart_titles(other)[1]
     assert not [info for info in other.info if "nothing is padded" in info.value]
+
+
+@pytest.mark.slow
+def test_a_named_head_brings_the_scores_to_weights_first_on_a_projector(app):
+    """A deck's step (or a link) that names the head of "From scores to weights" shows that
+    section first in presentation mode, so that a clicker's projector shows its figure; without a
+    name, or off the projector, the page keeps its order."""
+    sentence = "The dog runs in the garden."
+    named = app("masking", text=sentence, present="true", mlayer="2", mhead="1")
+    assert not named.exception
+    assert "xaxis2" in chart_specs(named)[0]["layout"]  # the pipeline's panels, not one map
+    assert named.header[0].value == "From scores to weights, for one head"
+    for at in (
+        app("masking", text=sentence, present="true"),
+        app("masking", text=sentence, mlayer="2"),
+    ):
+        assert at.header[0].value == "Padding mask"

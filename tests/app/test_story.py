@@ -15,17 +15,27 @@ from tests.app.apptest import chart_specs, plotted
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
+def forward(at):
+    """The forward button, which a clicker's forward key presses (app/lectern.py)."""
+    return at.button(key="story-next")
+
+
 @pytest.mark.slow
 def test_the_story_is_the_start_page_and_steps_with_the_arrow_buttons(app):
     at = app("story", text=ANIMAL)
     assert not at.exception
     assert at.segmented_control(key="story").value == 0
     for expected in range(1, len(story.STEPS)):
-        next(button for button in at.button if button.label == "Next ▶").click().run()
+        if expected == 3:  # the question of step 3 is revealed by the first press
+            assert forward(at).label == "Reveal ▶"
+            forward(at).click().run()
+            assert at.segmented_control(key="story").value == 2
+        assert forward(at).label == "Next ▶"
+        forward(at).click().run()
         assert not at.exception, [error.message for error in at.exception]
         assert at.segmented_control(key="story").value == expected
         assert at.header[0].value.startswith(f"{expected + 1} · {story.STEPS[expected].title}")
-    assert next(button for button in at.button if button.label == "Next ▶").disabled
+    assert forward(at).disabled
     next(button for button in at.button if button.label == "◀ Back").click().run()
     assert at.segmented_control(key="story").value == len(story.STEPS) - 2
 
@@ -39,14 +49,34 @@ def test_the_prediction_is_revealed_from_the_models_attention(app, translator):
     found = story.answer(words, query)
     at.radio(key="guess-it").set_value(found.key).run()
     assert not at.exception
-    assert at.info[0].value == escaped(story.reveal_text(words, query, found.key))
+    assert at.info[0].value == escaped(story.reveal_text(words, query, found.key, ANIMAL))
     assert at.info[0].value.startswith(r"Right\: of the words other than “it”, the most")
 
     animal = words.key_labels.index("animal")
     at.radio(key="guess-it").set_value(animal).run()
     revealed = at.info[0].value
-    assert revealed == escaped(story.reveal_text(words, query, animal))
+    assert revealed == escaped(story.reveal_text(words, query, animal, ANIMAL))
     assert revealed.startswith("Not quite") or found.key == animal
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("present", ["false", "true"], ids=["normal", "presentation"])
+def test_a_clicker_reveals_the_answer_and_its_text_names_the_maps_head(app, translator, present):
+    at = app("story", text=ANIMAL, story="2", present=present)
+    assert not at.info
+    forward(at).click().run()
+    assert not at.exception
+    words = translator.translate(ANIMAL, "de", 4, 0.6, trace=True).word_attention.encoder
+    query = story.question_word(words)
+    said = at.info[0].value
+    assert said == escaped(story.reveal_text(words, query, None, ANIMAL))
+    assert said.startswith("Of the words other than “it”") and "your" not in said
+    assert at.radio(key="guess-it").value is None  # the room's guess was not made up
+    shown = story.shown_head(words, query, ANIMAL)
+    head = f"layer {shown.layer + 1}, head {shown.head + 1}"
+    assert f"The map\\: encoder {head}" in said
+    assert head in chart_specs(at)[-1]["layout"]["title"]["text"]
+    assert forward(at).label == "Next ▶"
 
 
 def test_the_votes_count_every_head_once_by_its_top_word_itself_included(translator):
@@ -190,6 +220,27 @@ def test_the_story_says_which_head_links_it_to_the_word_it_stands_for():
     )
     assert story.map_title(words, IT, story.shown_head(words, IT, ANIMAL), ANIMAL) == (
         "“it” → links “it” to “animal”"
+    )
+
+
+def test_the_map_sentence_says_which_head_the_map_draws_and_why():
+    words = heads_looking_at(4, 2, 6)
+    linking = story.shown_head(words, IT, ANIMAL)
+    assert story.map_head_text(words, IT, linking, ANIMAL) == (
+        "The map: encoder layer 1, head 2, the strongest head whose top word is “animal”, the "
+        "word “it” stands for."
+    )
+    assert story.reveal_text(words, IT, None, ANIMAL).endswith(
+        story.map_head_text(words, IT, linking, ANIMAL)
+    )
+    strongest = story.shown_head(words, IT, "")
+    assert story.map_head_text(words, IT, strongest, "") == (
+        "The map: encoder layer 1, head 1, the head with the largest weight in “it”'s row."
+    )
+    weak = heads_looking_at(2, 4, on_key=0.3)
+    assert story.map_head_text(weak, IT, story.shown_head(weak, IT, ANIMAL), ANIMAL) == (
+        "The map: encoder layer 1, head 1, the head that puts the most on “animal”, the word "
+        "“it” stands for."
     )
 
 

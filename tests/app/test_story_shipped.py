@@ -110,7 +110,7 @@ def test_the_answer_names_the_most_any_head_puts_on_another_word(words):
     others[:, :, it] = -1.0
     best = np.unravel_index(others.max(axis=-1).argmax(), rows.shape[:2])
     key = int(others[best].argmax())
-    said = story.reveal_text(words, it, animal)
+    said = story.reveal_text(words, it, animal, ANIMAL)
     end = words.key_labels.index("</s>")
     what = {
         it - 1: ", the previous word",

@@ -15,6 +15,7 @@ import pytest
 
 from app import deck
 from app.display import ATTENTION_KINDS
+from app.story import QUESTION_STEP
 from core import DEFAULT_MODEL
 from support.browser import app_server, wait_for_app
 from tests.app.test_deck import shipped_shape
@@ -66,6 +67,8 @@ def main_element(view: deck.Step) -> str:
         return chart("intervention-tokens") if settings.get("off") else chart("focus")
     if name == "training":
         return chart(f"training-step-{settings['snapshot']}")
+    if name == "masking" and {"mkind", "mlayer", "mhead"} & settings.keys():
+        return chart("pipeline")  # the head of "From scores to weights" named: that section first
     return chart(FIRST_CHART[name])
 
 
@@ -179,4 +182,19 @@ def test_pagedown_alone_walks_the_shipped_deck_every_view_applied_and_in_view(
         box = element.bounding_box()
         assert inside(box, width, height), (*where, box)
         assert page.evaluate("window.scrollY") == 0, where
+        if view.page == "story" and view.settings.get("story") == QUESTION_STEP:
+            reveal_with_the_clicker(page, width, height, where)
     assert number == len(lecture.steps)
+
+
+def reveal_with_the_clicker(tab, width: int, height: int, where: tuple) -> None:
+    """At the Story's open question, PageDown reveals the model's answer beside its head's map,
+    both in view, before the next PageDown opens the deck's next view."""
+    tab.keyboard.press("PageDown")
+    answer = tab.locator("[data-testid='stMain'] [data-testid='stAlertContentInfo']").first
+    answer.wait_for(state="visible")
+    wait_for_app(tab)
+    tab.wait_for_timeout(300)
+    assert answer.inner_text().startswith("Of the words other than"), where
+    for element in (answer, tab.locator(chart("story-self")).first):
+        assert inside(element.bounding_box(), width, height), (*where, "revealed")

@@ -44,9 +44,10 @@ def guess(tab) -> str | None:
 
 
 def focus_the_answer(tab) -> None:
-    """Give the checked answer focus, as a click leaves it: in presentation mode the answer is
-    drawn anew beside the head's map once given, and the new radio has not got it."""
-    tab.locator("[data-testid='stRadio'] input:checked").focus()
+    """Give the checked answer focus with a click, as the guess's click leaves it: in
+    presentation mode the answer is drawn anew beside the head's map once given, and the new
+    radio has not got it."""
+    tab.locator("[data-testid='stRadio'] label:has(input:checked)").click()
     assert tab.evaluate("document.activeElement.type") == "radio"
 
 
@@ -90,6 +91,29 @@ def test_clicker_keys_step_the_story_whatever_has_focus(server, page):  # noqa: 
     assert story_step(page).startswith("3 ·")
     assert guess(page) == "animal"
     assert not page.locator("[data-testid='stException']").count()
+
+
+def test_a_clicker_alone_reveals_the_storys_answer_beside_its_map_then_steps_on(server, page):  # noqa: F811
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server}/?{urlencode({'text': ANIMAL, 'present': 'true', 'story': '2'})}")
+    page.wait_for_selector("[data-testid='stRadio']", timeout=240_000)
+    wait_for_app(page)
+    assert not page.locator("[data-testid='stAlertContentInfo']").count()
+    press(page, "PageDown")  # no guess was given: the key reveals the model's answer
+    assert story_step(page).startswith("3 ·")
+    answer = page.locator("[data-testid='stAlertContentInfo']").first
+    assert answer.inner_text().startswith("Of the words other than “it”")
+    assert guess(page) is None  # the room's guess is not made up
+    head = re.search(r"The map: encoder (layer \d+, head \d+)", answer.inner_text()).group(1)
+    title = page.locator(".st-key-chart-story-self .gtitle").evaluate(
+        "t => [...t.querySelectorAll('tspan.line')].map(line => line.textContent).join(' ')"
+        " || t.textContent"  # a title of one line has no lines of its own
+    )
+    assert head in title  # the text speaks of the map's head
+    figure = page.locator(".st-key-chart-story-self .js-plotly-plot").bounding_box()
+    assert figure["y"] >= 0 and figure["y"] + figure["height"] <= 720, figure  # both in view
+    press(page, "PageDown")
+    assert story_step(page).startswith("4 ·")
 
 
 def test_keys_step_after_the_sentence_is_sent_but_not_while_typing(server, page):  # noqa: F811
@@ -190,3 +214,24 @@ def test_the_keys_toast_leaves_the_sentence_and_translation_in_view(server, page
     box = toast.bounding_box()
     assert box["y"] >= banner["y"] + banner["height"]  # below the sentence and its translation
     assert box["y"] + box["height"] <= 720  # and on screen
+
+
+def test_a_radio_reached_by_the_keyboard_keeps_its_arrow_keys(server, page):  # noqa: F811
+    page.goto(f"{server}/?{urlencode({'text': ANIMAL, 'story': '2'})}")
+    page.wait_for_selector("[data-testid='stRadio']", timeout=240_000)
+    wait_for_app(page)
+    page.get_by_role("textbox", name="English sentence").focus()
+    for _ in range(40):  # Tab on, as a keyboard user does, to the audience's answer
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.type") == "radio":
+            break
+    assert page.evaluate("document.activeElement.matches(':focus-visible')")
+    press(page, "ArrowDown")  # a radio group's key: the next answer
+    first = guess(page)
+    press(page, "ArrowRight")  # the radio's, as WAI-ARIA's radio group has it: not a step
+    assert first is not None and guess(page) not in (None, first)
+    assert story_step(page).startswith("3 ·")
+    assert page.evaluate("document.activeElement.type") == "radio"  # the focus stays
+    press(page, "PageDown")  # the clicker's key still steps
+    assert story_step(page).startswith("4 ·")
+    assert not page.locator("[data-testid='stException']").count()
