@@ -13,10 +13,11 @@ import torch
 
 from core.files.checkpoint import CheckpointError, atomic_save, safe_load, save_model
 from core.files.metrics_log import damaged_lines
-from core.files.model_dir import RunDir, file_step
+from core.files.model_dir import file_step
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from train.config import TrainConfig
+from train.run_folder import RunDir
 from train.state import Learner, TrainState
 
 

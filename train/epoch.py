@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import torch
 from torch.utils.data import DataLoader
 
-from core.files.model_dir import RunDir
 from core.text.tokenizer import Tokenizer
 from train.augment import Augmentation, epoch_examples
 from train.batching import encode_examples, token_batches
@@ -17,6 +16,7 @@ from train.data import Corpus
 from train.distributed import Distributed
 from train.encoded_corpus import FlatPairs, encoded_pairs
 from train.loader import batch_loader, next_epoch
+from train.run_folder import RunDir
 
 
 class Epochs:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import torch
 
-from core.files.model_dir import RunDir
 from core.model.transformer import Transformer
 from train.checkpoints import average_checkpoints, checkpoints_to_average
 from train.config import TrainConfig
 from train.hardware import FastPaths
 from train.lineage import Origin, ship_history
+from train.run_folder import RunDir
 from train.start import Start
 from train.state import TrainState
 

@@ -19,7 +19,6 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.profiler import record_function as phase
 from tqdm import tqdm
 
-from core.files.model_dir import RunDir
 from core.model.transformer import Transformer
 from train import checkpoints
 from train.augment import Augmentation
@@ -31,7 +30,7 @@ from train.final_model import RunFacts, export
 from train.hardware import DTYPES, FastPaths
 from train.loader import Batch, loader_workers, to_device
 from train.loss import TranslationLoss
-from train.run_folder import check_run_folder, claim_run_folder
+from train.run_folder import RunDir, check_run_folder, claim_run_folder
 from train.schedule import learning_rate
 from train.start import autocast_for, measure_dtypes, pick_dtype, start_run, tidy_run_dir
 from train.state import Learner, TrainState

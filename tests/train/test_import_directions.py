@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 from graphlib import CycleError, TopologicalSorter
-from pathlib import Path
 
 from tests.core.test_import_directions import ROOT, Import, imports_of, module_name
 
