@@ -3,17 +3,16 @@ its marker; every numeric flag is checked before any work (issue 59, findings 1 
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from core.files.model_dir import ModelDir
+from tests.core.test_model_dir import modules_spelling
 from tests.training import train_command
 from train import run_folder as run_folder_module
 from train.config import parse_args
 from train.run_folder import MARKER_FILE, ForeignFolder, RunDir, check_run_folder, claim_run_folder
 
-REPO = Path(__file__).resolve().parents[2]
 # The names a run folder has and a model directory has not, as code would spell them.
 RUN_FOLDER_NAMES = ["checkpoints", "encoded", "model_before_blend.pt", "attention-lab-run.json"]
 
@@ -148,13 +147,7 @@ def test_max_minutes_0_means_no_limit_and_the_leads_flags_pass(tmp_path):
 
 
 def test_only_the_run_folder_module_spells_its_names():
-    spelt = {
-        str(path.relative_to(REPO))
-        for folder in ("core", "app", "train", "benchmarks")
-        for path in (REPO / folder).rglob("*.py")
-        if any(f'"{name}"' in path.read_text(encoding="utf-8") for name in RUN_FOLDER_NAMES)
-    }
-    assert spelt == {"train/run_folder.py"}
+    assert modules_spelling(RUN_FOLDER_NAMES) == {"train/run_folder.py"}
     documented = run_folder_module.__doc__
     assert all(name in documented for name in ["checkpoints/", "encoded/", *RUN_FOLDER_NAMES[2:]])
 
