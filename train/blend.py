@@ -31,12 +31,13 @@ import torch
 
 from core.cli import beam_size, positive_int
 from core.files.checkpoint import load_model
-from core.files.model_dir import RunDir, copy_atomically, open_model_dir
+from core.files.model_dir import copy_atomically, open_model_dir
 from core.model.transformer import Transformer
 from core.text.tokenizer import LANGUAGES
 from core.translator import Translator
 from train.data import CorpusError, default_data_dir, general_validation, multi30k_validation
 from train.evaluate import evaluate
+from train.run_folder import RunDir
 
 VALIDATION_SETS = {"Multi30k val": multi30k_validation, "general val": general_validation}
 IN_DOMAIN = "Multi30k val"  # the set a blend must not lose on
@@ -197,6 +198,24 @@ def main(argv: list[str] | None = None) -> int:
         run.model_dir.write(blended, run.model_dir.tokenizer_file, card)
         print(f"wrote the blend w = {chosen['weight']:g} into {run.model_dir.path}")
     return 0
+
+
+def blend_lines(record: dict | None) -> list[str]:
+    """The blend of the run with the model it started from (train/blend.py), and its table."""
+    if not record:
+        return []
+    return [
+        f"- the shipped weights are a blend (train/blend.py): (1 - w) x `{record['start']}` + w x "
+        f"this run's model, w = **{record['weight']:g}**, the weight with the best general-domain "
+        "validation BLEU among those that keep Multi30k val at the start model's level "
+        f"({record['sentences']} validation pairs per set and language, "
+        f"beam {record['beam_size']}):",
+        "",
+        table_markdown(
+            record["table"], next(r for r in record["table"] if r["weight"] == record["weight"])
+        ),
+        "",
+    ]
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from core.cli import non_negative_int, positive_int
 from core.decoding.search import PAPER_DECODING
-from core.files.model_dir import ModelDir, RunDir
+from core.files.model_dir import ModelDir
 from core.text.tokenizer import LANGUAGES
 from core.translator import DEFAULT_MODEL, Translator
 from train.card_md import AUGMENTATION_KEYS, card_markdown
@@ -32,6 +32,7 @@ from train.data import (
 )
 from train.evaluate import evaluate
 from train.hardware import matmul_peak_flops, model_flops_utilisation
+from train.run_folder import RunDir
 from train.sources import DATA_SOURCES, trained_named_corpora
 
 TEST_SETS = {  # name -> (reader, domain); the card scores each set whose files are present

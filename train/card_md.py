@@ -1,11 +1,15 @@
 """card.md, for people: the facts of card.json (train/card.py) in sections, the studies' among
-them (train/study_sections.py). Pure functions of the card's dict."""
+them (each study's in train/card_sections/). Pure functions of the card's dict."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import PurePath
+from typing import Any
 
 from core.decoding.search import PAPER_DECODING
+from train.blend import blend_lines
+from train.card_sections import continuations, coverage, leakage, lens, term_test, vocabulary, width
 from train.data import (
     CORPORA,
     DICTIONARY_FILES,
@@ -13,18 +17,7 @@ from train.data import (
     parse_mixture,
 )
 from train.sources import dictionary_weights
-from train.study_sections import (
-    blend_lines,
-    coverage_study_section,
-    dictionary_study_section,
-    hansard_study_section,
-    leakage_section,
-    lens_study_section,
-    term_test_section,
-    vocabulary_study_section,
-    vocabulary_transfer_lines,
-    width_study_section,
-)
+from train.vocabulary_transfer import vocabulary_transfer_lines
 
 AUGMENTATION_KEYS = (  # train/augment.py
     "concat_fraction",
@@ -34,6 +27,22 @@ AUGMENTATION_KEYS = (  # train/augment.py
     "subword_alpha",
 )
 
+# The studies' sections (train/card_sections/), each given its record in card.json (None when the
+# card has none), in the card's order: the studies of the shipped model itself, after its scores;
+# the studies that compare other runs, after its training curve and snapshots.
+MODEL_STUDIES: list[tuple[str, Callable[[Any], list[str]]]] = [
+    ("term_test", term_test.term_test_section),
+    ("leakage", leakage.leakage_section),
+    ("dictionary_study", continuations.dictionary_study_section),
+    ("hansard_study", continuations.hansard_study_section),
+    ("coverage_study", coverage.coverage_study_section),
+    ("lens_study", lens.lens_study_section),
+]
+RUN_STUDIES: list[tuple[str, Callable[[Any], list[str]]]] = [
+    ("width_study", width.width_study_section),
+    ("vocabulary_study", vocabulary.vocabulary_study_section),
+]
+
 
 def card_markdown(card: dict) -> str:
     """card.md, for people: the same facts as card.json, in sections."""
@@ -42,16 +51,10 @@ def card_markdown(card: dict) -> str:
         architecture_section(card),
         training_section(card["training"]),
         scores_section(card["scores"]),
-        term_test_section(card.get("term_test")),
-        leakage_section(card.get("leakage")),
-        dictionary_study_section(card.get("dictionary_study")),
-        hansard_study_section(card.get("hansard_study")),
-        coverage_study_section(card.get("coverage_study")),
-        lens_study_section(card.get("lens_study")),
+        *(section(card.get(key)) for key, section in MODEL_STUDIES),
         curve_section(card["training"].get("validation_curve", [])),
         snapshot_section(card.get("snapshots", [])),
-        width_study_section(card.get("width_study", [])),
-        vocabulary_study_section(card.get("vocabulary_study", {})),
+        *(section(card.get(key)) for key, section in RUN_STUDIES),
         ["## Examples (beam 4)", "", "| English | target | translation |", "|---|---|---|"]
         + [f"| {e['source']} | {e['target']} | {e['translation']} |" for e in card["examples"]],
         data_section(card),

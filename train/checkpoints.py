@@ -8,89 +8,106 @@ import hashlib
 import random
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 
 from core.files.checkpoint import CheckpointError, atomic_save, safe_load, save_model
 from core.files.metrics_log import damaged_lines
-from core.files.model_dir import RunDir, file_step
+from core.files.model_dir import file_step
 from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 from train.config import TrainConfig
-
-if TYPE_CHECKING:
-    from train.trainer import Trainer
+from train.run_folder import RunDir
+from train.state import Learner, TrainState
 
 
 class ResumeConflict(Exception):
     """The run folder holds a run that these flags cannot continue."""
 
 
-def save_checkpoint(trainer: Trainer) -> None:
+def save_checkpoint(
+    run_dir: RunDir,
+    learner: Learner,
+    state: TrainState,
+    dtype: str,
+    config: TrainConfig,
+    device: torch.device,
+) -> None:
     """All it takes to continue exactly: weights, optimizer, schedule, data position, RNG; the
-    oldest checkpoints beyond --keep-checkpoints go."""
-    if not trainer.dist.main:
-        return
-    state = {
-        "model": trainer.model.state_dict(),
-        "optimizer": trainer.optimizer.state_dict(),
-        "scheduler": trainer.scheduler.state_dict(),
-        "step": trainer.step,
-        "epoch": trainer.epoch,
-        "batch_in_epoch": trainer.batch_in_epoch,
-        "train_seconds": trainer.train_seconds,
-        "dtype": trainer.dtype,
-        "rng": random_state(trainer.device),
-        "model_config": dataclasses.asdict(trainer.model.config),
-        "train_config": dataclasses.asdict(trainer.config),
+    oldest checkpoints beyond --keep-checkpoints go. The main process's to call."""
+    contents = {
+        "model": learner.model.state_dict(),
+        "optimizer": learner.optimizer.state_dict(),
+        "scheduler": learner.scheduler.state_dict(),
+        "step": state.step,
+        "epoch": state.epoch,
+        "batch_in_epoch": state.batch_in_epoch,
+        "train_seconds": state.train_seconds,
+        "dtype": dtype,
+        "rng": random_state(device),
+        "model_config": dataclasses.asdict(learner.model.config),
+        "train_config": dataclasses.asdict(config),
     }
-    state["checksum"] = state_checksum(state)
-    run_dir = trainer.run_dir
-    atomic_save(state, run_dir.checkpoint_file(trainer.step))
-    for old in run_dir.checkpoint_files()[: -trainer.config.keep_checkpoints]:
+    contents["checksum"] = state_checksum(contents)
+    atomic_save(contents, run_dir.checkpoint_file(state.step))
+    for old in run_dir.checkpoint_files()[: -config.keep_checkpoints]:
         old.unlink()
 
 
-def resume(trainer: Trainer) -> str | None:
-    """Continue from the newest readable checkpoint, if there is one; its compute type (None for
+@dataclasses.dataclass
+class Resumed:
+    """Where the newest readable checkpoint left the run, and its compute type (None for
     checkpoints before --dtype auto)."""
-    found = newest_readable_checkpoint(trainer.run_dir, trainer.log)
+
+    state: TrainState
+    dtype: str | None
+
+
+def resume(
+    run_dir: RunDir,
+    learner: Learner,
+    config: TrainConfig,
+    device: torch.device,
+    main: bool,
+    log: Callable[[str], None],
+) -> Resumed | None:
+    """Continue from the newest readable checkpoint, if there is one: the learner's weights,
+    optimizer and schedule, and the random generators, restored in place; where the run was.
+    The main process (``main``) also drops what a killed run logged after that checkpoint."""
+    found = newest_readable_checkpoint(run_dir, log)
     if found is None:
         return None
-    path, state = found
-    refuse_other_architecture(path, state, trainer.model.config, trainer.config)
-    trainer.model.load_state_dict(state["model"])
-    trainer.optimizer.load_state_dict(state["optimizer"])
-    trainer.scheduler.load_state_dict(state["scheduler"])
-    trainer.step, trainer.epoch = state["step"], state["epoch"]
-    trainer.batch_in_epoch, trainer.train_seconds = state["batch_in_epoch"], state["train_seconds"]
-    restore_random_state(state["rng"], trainer.device)
-    if trainer.dist.main:  # what a killed run logged after its last checkpoint is redone
-        for damaged in damaged_lines(trainer.run_dir.metrics_file):
-            trainer.log(f"warning: {trainer.run_dir.metrics_file}, {damaged}")
-        trainer.run_dir.truncate_metrics(trainer.step)
-    trainer.log(f"resumed from {path} (step {trainer.step}, epoch {trainer.epoch})")
-    return state.get("dtype")
+    path, contents = found
+    refuse_other_architecture(path, contents, learner.model.config, config)
+    learner.model.load_state_dict(contents["model"])
+    learner.optimizer.load_state_dict(contents["optimizer"])
+    learner.scheduler.load_state_dict(contents["scheduler"])
+    state = TrainState(
+        contents["step"], contents["epoch"], contents["batch_in_epoch"], contents["train_seconds"]
+    )
+    restore_random_state(contents["rng"], device)
+    if main:  # what a killed run logged after its last checkpoint is redone
+        for damaged in damaged_lines(run_dir.metrics_file):
+            log(f"warning: {run_dir.metrics_file}, {damaged}")
+        run_dir.truncate_metrics(state.step)
+    log(f"resumed from {path} (step {state.step}, epoch {state.epoch})")
+    return Resumed(state, contents.get("dtype"))
 
 
-def save_snapshot(trainer: Trainer) -> None:
+def save_snapshot(run_dir: RunDir, model: Transformer, state: TrainState) -> None:
     """A float16 copy of the model at this step, for watching attention being learned."""
-    if trainer.dist.main:
-        metadata = {"step": trainer.step, "train_seconds": trainer.train_seconds}
-        save_model(trainer.model, trainer.run_dir.snapshot_file(trainer.step), metadata)
+    metadata = {"step": state.step, "train_seconds": state.train_seconds}
+    save_model(model, run_dir.snapshot_file(state.step), metadata)
 
 
-def catch_up(trainer: Trainer) -> None:
-    """What a run killed right after its last checkpoint still owed at that step: the snapshot
-    and the validation that follow a checkpoint in the training loop."""
-    step, run_dir, config = trainer.step, trainer.run_dir, trainer.config
+def owed_at_resume(run_dir: RunDir, step: int, config: TrainConfig) -> tuple[bool, bool]:
+    """What a run killed right after its last checkpoint (at ``step``) still owed at that step:
+    (the snapshot, the validation) that follow a checkpoint in the training loop."""
     if step == 0:
-        return
-    if step in config.snapshot_step_set and not run_dir.snapshot_file(step).exists():
-        save_snapshot(trainer)
+        return False, False
+    snapshot = step in config.snapshot_step_set and not run_dir.snapshot_file(step).exists()
     validated = any(r["step"] == step and "val_loss" in r for r in run_dir.read_metrics())
-    if step % config.eval_every == 0 and not validated:
-        trainer.validate(trainer.model)
+    return snapshot, step % config.eval_every == 0 and not validated
 
 
 def random_state(device: torch.device) -> dict:

@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import torch
 
 from core.model.transformer import Transformer
 from train.batching import padded_width
+from train.config import TrainConfig
+from train.distributed import Distributed
 from train.loader import Batch
-
-if TYPE_CHECKING:
-    from train.trainer import Trainer
 
 SHORTEST_WARM_UP = 16  # pieces per row of the first warm-up batch, when no bucket is set
 
@@ -55,23 +53,26 @@ def synthetic_batch(widths: tuple[int, int], max_tokens: int, vocab_size: int) -
     return Batch(source, target_in, target_out, rows * widths[1])
 
 
-def warm_up(trainer: Trainer, log: Callable[[str], None]) -> float:
-    """A forward and backward pass of the trainer's step on the shortest and the longest width it
-    can meet, which compiles the layers; seconds taken. No update, no gradient kept, and the
-    random generators as they were: a resumed run draws as the unbroken one."""
-    config, model = trainer.config, trainer.model
-    bucket = config.length_bucket
-    widths = warm_up_widths(bucket, config.max_len)
-    devices = [trainer.device] if trainer.device.type == "cuda" else []
+def warm_up(
+    loss: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+    model: Transformer,
+    config: TrainConfig,
+    dist: Distributed,
+    log: Callable[[str], None],
+) -> float:
+    """A forward and backward pass of the training step's ``loss`` (the batch's summed loss, in
+    the step's compute type) on the shortest and the longest width it can meet, which compiles
+    ``model``'s layers; seconds taken. No update, no gradient kept, and the random generators as
+    they were: a resumed run draws as the unbroken one."""
+    widths = warm_up_widths(config.length_bucket, config.max_len)
+    devices = [dist.device] if dist.device.type == "cuda" else []
     started = time.perf_counter()
     with torch.random.fork_rng(devices=devices):
         for source_and_target in widths:
             batch = synthetic_batch(source_and_target, config.max_tokens, model.config.vocab_size)
-            source, target_in, target_out = (t.to(trainer.device) for t in batch[:3])
-            with trainer.autocast():
-                trainer.forward(source, target_in, target_out).backward()
+            loss(*(t.to(dist.device) for t in batch[:3])).backward()
     model.zero_grad(set_to_none=True)
-    trainer.dist.synchronize()
+    dist.synchronize()
     seconds = time.perf_counter() - started
     log(f"compiled the layers in {seconds:.1f} s (source x target widths {widths})")
     return seconds

@@ -229,7 +229,7 @@ PRESETS: dict[str, dict] = {
     # paper's depth trains at about 4k target tokens/s (benchmarks/training_throughput.py) and
     # still traces a 30-piece sentence with beam 4 in about 100 ms (benchmarks/latency.py).
     # Pre-LN tolerates the high learning rate that a few thousand updates need. The mixture:
-    # see train/study_sections.py's width and mixture studies in the shipped card.
+    # see the width and mixture studies in the shipped card (train/card_sections/).
     "cpu": dict(
         d_model=192,
         d_ff=768,

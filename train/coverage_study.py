@@ -56,8 +56,8 @@ from core.inspection.head_statistics import is_punctuation
 from core.inspection.head_survey import load_survey
 from core.text.words import is_special_piece
 from core.translator import DEFAULT_MODEL, Translation, Translator
+from train.card_sections.coverage import coverage_table
 from train.study_args import command_line, publish
-from train.study_sections import coverage_table
 
 LABELS = Path(__file__).with_name("coverage_labels.tsv")
 KINDS = ("dropped", "twice")  # what a flag claims; "once" is the absence of a flag

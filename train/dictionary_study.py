@@ -16,7 +16,7 @@ Each model folder's card.json must hold train.card's scores (FLORES devtest, Mul
 test_2016_flickr, the validation split), train.term_test's and train.leakage's records and the
 card's examples (among them #27's six sentences and #9's four). The first folder is the model the
 others continued; the card gets them as ``dictionary_study`` in card.json and a section in
-card.md (train/study_sections.py).
+card.md (train/card_sections/continuations.py).
 """
 
 from __future__ import annotations

@@ -4,57 +4,90 @@ with its card's training record and the run's history (train/lineage.py)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 
 from core.model.transformer import Transformer
 from train.checkpoints import average_checkpoints, checkpoints_to_average
+from train.config import TrainConfig
+from train.hardware import FastPaths
 from train.lineage import Origin, ship_history
+from train.run_folder import RunDir
+from train.start import Start
+from train.state import TrainState
 
-if TYPE_CHECKING:
-    from train.trainer import Trainer
+
+@dataclasses.dataclass
+class RunFacts:
+    """How the run trained, beyond its flags, for its card: where, in which compute type (and
+    the timings it was chosen by), and the seconds before training proper."""
+
+    device: torch.device
+    world_size: int
+    fast_paths: FastPaths
+    dtype: str
+    dtype_seconds: dict[str, float]
+    compile_seconds: float
+    seconds_to_first_step: float | None  # from the trainer's start to the end of its first step
 
 
-def export(trainer: Trainer) -> Path:
-    """Average the last checkpoints into the final model, validate it, write run/model/."""
-    run_dir, config = trainer.run_dir, trainer.config
-    paths = checkpoints_to_average(run_dir.checkpoint_files(), config.average_last, trainer.step)
-    model = Transformer(trainer.model_config)
+def export(
+    run_dir: RunDir,
+    config: TrainConfig,
+    state: TrainState,
+    facts: RunFacts,
+    start: Start,
+    validate: Callable[[Transformer], dict],
+    log: Callable[[str], None],
+) -> Path:
+    """Average the last checkpoints into the final model, validate it (``validate`` scores and
+    records it), write run/model/ with the run's history; its path."""
+    paths = checkpoints_to_average(run_dir.checkpoint_files(), config.average_last, state.step)
+    model = Transformer(start.model.config)
     model.load_state_dict(average_checkpoints(paths))
-    model.to(trainer.device)
-    trainer.log(
-        f"final model: average of {len(paths)} checkpoints ({paths[0].name} .. {paths[-1].name})"
-    )
-    scores = trainer.validator.scores(model, trainer.step)
-    trainer.record(**scores)
-    origin = trainer.origin
-    training = {
+    model.to(facts.device)
+    log(f"final model: average of {len(paths)} checkpoints ({paths[0].name} .. {paths[-1].name})")
+    scores = validate(model)
+    training = training_record(config, state, facts, start.origin, paths, scores)
+    card = {"name": run_dir.path.name, "training": training}
+    final = run_dir.model_dir.write(model.cpu(), start.tokenizer.model_file, card)
+    ship_history(run_dir, final, start.origin)
+    log(f"wrote {final.path}")
+    return final.path
+
+
+def training_record(
+    config: TrainConfig,
+    state: TrainState,
+    facts: RunFacts,
+    origin: Origin | None,
+    averaged: list[Path],
+    scores: dict,
+) -> dict:
+    """The card's training record: the run's steps and seconds (counted on from the model it
+    continued, if any), how it trained, the checkpoints averaged, and the final scores."""
+    return {
         "preset": config.preset,
-        "steps": (origin.steps if origin else 0) + trainer.step,
+        "steps": (origin.steps if origin else 0) + state.step,
         # to 0.1 s, as the log's elapsed_s: whole seconds could fall below the last log line's
-        "seconds": round((origin.seconds if origin else 0) + trainer.train_seconds, 1),
-        "hardware": describe_hardware(trainer.device, trainer.dist.world_size),
-        "device": trainer.device.type,
-        "fast_paths": dataclasses.asdict(trainer.fast_paths),
-        "compile_seconds": round(trainer.compile_seconds, 1),
+        "seconds": round((origin.seconds if origin else 0) + state.train_seconds, 1),
+        "hardware": describe_hardware(facts.device, facts.world_size),
+        "device": facts.device.type,
+        "fast_paths": dataclasses.asdict(facts.fast_paths),
+        "compile_seconds": round(facts.compile_seconds, 1),
         # from the trainer's start (its imports before it) to the end of its first step
-        "seconds_to_first_step": round(trainer.seconds_to_first_step or 0, 1),
-        "dtype": trainer.dtype,
-        "dtype_seconds": {k: round(v, 4) for k, v in trainer.dtype_seconds.items()},
-        "averaged_checkpoints": [p.name for p in paths],
+        "seconds_to_first_step": round(facts.seconds_to_first_step or 0, 1),
+        "dtype": facts.dtype,
+        "dtype_seconds": {k: round(v, 4) for k, v in facts.dtype_seconds.items()},
+        "averaged_checkpoints": [p.name for p in averaged],
         "initialised_from": describe_origin(origin),
         "steps_before": origin.steps if origin else 0,
         "vocabulary_transfer": origin.vocabulary_transfer if origin else None,
         "validation": scores,
         "train_config": dataclasses.asdict(config),
     }
-    card = {"name": run_dir.path.name, "training": training}
-    final = run_dir.model_dir.write(model.cpu(), trainer.tokenizer.model_file, card)
-    ship_history(run_dir, final, origin)
-    trainer.log(f"wrote {final.path}")
-    return final.path
 
 
 def describe_origin(origin: Origin | None) -> str | None:

@@ -41,13 +41,14 @@ from pathlib import Path
 import torch
 
 from core.cli import positive_float
-from core.files.model_dir import SNAPSHOT_DIR, RunDir, open_model_dir
+from core.files.model_dir import SNAPSHOT_DIR, open_model_dir
 from core.translator import DEFAULT_MODEL, Translator
 from train.data import default_data_dir
 from train.environment import app_packages_imported, without_app
 from train.evaluate import TEST_SETS, evaluate
 from train.hardware import gpu_matmul_peak_flops, matmul_peak_flops, model_flops_utilisation
 from train.run_control import Stopped, run_group, stopped_by_signals, write_json
+from train.run_folder import RunDir
 
 REPO = Path(__file__).resolve().parent.parent
 PART_BYTES = 15 * 2**20

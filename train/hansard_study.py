@@ -19,7 +19,7 @@ there.
 
 Each card must hold what train.dictionary_study needs; the leakage record's register count
 (train/leakage.py) is read when it is there. The card gets ``hansard_study`` in card.json and a
-section in card.md (train/study_sections.py).
+section in card.md (train/card_sections/continuations.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.files.checkpoint import load_model
-from core.files.model_dir import ModelDir, RunDir, copy_atomically, file_step
+from core.files.model_dir import ModelDir, copy_atomically, file_step
+from train.run_folder import RunDir
 
 MAX_SNAPSHOTS = 5
 # pretrained/ stays under 100 MB: model.pt and the snapshots (float16, each as large as model.pt)

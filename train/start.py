@@ -11,7 +11,7 @@ from contextlib import nullcontext
 import torch
 
 from core.files.checkpoint import interrupted_writes
-from core.files.model_dir import RunDir, copy_vocabulary, open_model_dir
+from core.files.model_dir import copy_vocabulary, open_model_dir
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.text.tokenizer import Tokenizer
@@ -22,6 +22,7 @@ from train.distributed import Distributed
 from train.hardware import DECISIVE_RATIO, DTYPES, best_seconds, choose_dtype
 from train.lineage import Origin
 from train.loss import TranslationLoss
+from train.run_folder import RunDir
 
 PROBE_LENGTH = 25  # pieces per row of the synthetic batch that --dtype auto times
 

@@ -22,11 +22,12 @@ import argparse
 from pathlib import Path
 
 from core.cli import positive_int
-from core.files.model_dir import ModelDir, RunDir, open_model_dir
+from core.files.model_dir import ModelDir, open_model_dir
 from core.text.tokenizer import LANGUAGES, Tokenizer
 from train.card import write_card
+from train.card_sections.vocabulary import FLORES_LANGUAGES, vocabulary_study_section
 from train.data import CORPORA, corpus_weight, default_data_dir, flores_devtest, parse_mixture
-from train.study_sections import FLORES_LANGUAGES, vocabulary_study_section
+from train.run_folder import RunDir
 from train.width_study import study_run, unfinished
 
 # Terms from issue #27: the paper's subject, a name, a long German compound, in all three languages

@@ -130,5 +130,16 @@ def main(argv: list[str] | None = None) -> None:
     print(f"wrote {args.out}: vocabulary {model.config.vocab_size} -> {len(new)} pieces")
 
 
+def vocabulary_transfer_lines(record: dict | None) -> list[str]:
+    if not record:
+        return []
+    return [
+        f"- at step {record['at_step']:,} the model `{record['from']}` was moved from its "
+        f"{record['old_vocab_size']:,}-piece vocabulary onto a {record['new_vocab_size']:,}-piece "
+        f"one learnt on `{record['learnt_on']}` (train/vocabulary_transfer.py: the layers kept, "
+        "each new piece's embedding the old one of the same piece or the mean of its old pieces')"
+    ]
+
+
 if __name__ == "__main__":
     main()

@@ -18,9 +18,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from core.files.model_dir import ModelDir, RunDir
+from core.files.model_dir import ModelDir
 from train.card import minutes_at, tokens_seen, write_card
-from train.study_sections import width_study_section
+from train.card_sections.width import width_study_section
+from train.run_folder import RunDir
 
 FIELDS = ("step", "val_loss", "val_bleu_de", "val_bleu_fr", "val_bleu")
 

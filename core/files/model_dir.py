@@ -40,20 +40,8 @@ Every file here is written atomically (:func:`core.files.checkpoint.atomic_write
 mid-write leaves the previous file whole, and a hidden ``.<name>.<random>.tmp`` that no reader
 looks at. The one file appended to, a run's metrics.jsonl, is read skipping a half-written line.
 
-A training run's folder (``--out``, runs/<name>; :class:`RunDir`) uses the same names for what it
-shares with the model directory its export writes::
-
-    spm.model, spm.vocab         the vocabulary, trained once (SentencePiece writes both)
-    truecase.en                  the truecaser, learnt once with --truecase or copied from
-                                 --init-from's model (optional)
-    metrics.jsonl                appended by the trainer; cut back to the last checkpoint on resume
-    checkpoints/step_NNNNNNN.pt  the whole training state, to resume and to average at the end
-    snapshots/step_NNNNNNN.pt    as a model directory's, with the run's own step count
-    encoded/                     the training corpus encoded once per vocabulary (its format:
-                                 train/encoded_corpus.py)
-    model/                       the model directory the export writes
-    model_before_blend.pt        model/'s model.pt as the run made it, kept by train.blend before
-                                 it writes a blend there (never shipped)
+A training run's folder shares these names, with spm.vocab beside spm.model (SentencePiece writes
+both); its layout is train's (train/run_folder.py).
 
 To read a directory a person chose, :func:`open_model_dir` finds its format among
 :data:`FORMATS`, this one or a MarianMT directory of transformers (:class:`MarianDir`), or says
@@ -89,7 +77,7 @@ from core.files.marian import (
     missing_files,
     model_config,
 )
-from core.files.metrics_log import append_metrics, read_metrics, truncate_metrics, write_metrics
+from core.files.metrics_log import read_metrics, write_metrics
 from core.model.transformer import Transformer
 from core.text.marian_tokenizer import MarianTokenizer
 from core.text.tokenizer import Tokenizer
@@ -103,10 +91,6 @@ CARD_TEXT_FILE = "card.md"
 METRICS_FILE = "metrics.jsonl"
 SNAPSHOT_DIR = "snapshots"
 HEADS_FILE = "heads.json"
-CHECKPOINT_DIR = "checkpoints"  # a run folder's
-ENCODED_DIR = "encoded"  # a run folder's
-RUN_MODEL_DIR = "model"  # a run folder's export
-UNBLENDED_MODEL_FILE = "model_before_blend.pt"  # a run folder's, see train/blend.py
 REQUIRED_FILES = (MODEL_FILE, TOKENIZER_FILE)
 # What shipping a model copies, with snapshots/. Not heads.json: a survey belongs to one model.pt.
 SHIPPED_FILES = (MODEL_FILE, METRICS_FILE, CARD_FILE, CARD_TEXT_FILE)  # and copy_vocabulary()
@@ -178,8 +162,8 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class TrainingFiles:
-    """What a run folder and a model directory have alike: the vocabulary, the training log
-    and the snapshots."""
+    """What a run folder (train/run_folder.py) and a model directory have alike: the vocabulary,
+    the training log and the snapshots."""
 
     path: Path
 
@@ -426,53 +410,3 @@ def open_model_dir(path: str | Path) -> ModelDir:
         f"{MODEL_FILE}, {TOKENIZER_FILE} and {CARD_FILE}; a MarianMT one "
         f"{', '.join(MARIAN_FILES)} and {' or '.join(WEIGHT_FILES)})"
     )
-
-
-@dataclass(frozen=True)
-class RunDir(TrainingFiles):
-    """A training run's folder (see the module docstring)."""
-
-    @property
-    def tokenizer_prefix(self) -> Path:
-        """What SentencePiece's training is given: it writes <prefix>.model and <prefix>.vocab."""
-        return self.tokenizer_file.with_suffix("")
-
-    @property
-    def model_dir(self) -> ModelDir:
-        return ModelDir(self.path / RUN_MODEL_DIR)
-
-    @property
-    def unblended_model_file(self) -> Path:
-        """The run's own model, kept before train.blend writes a blend into model/."""
-        return self.path / UNBLENDED_MODEL_FILE
-
-    @property
-    def encoded_dir(self) -> Path:
-        return self.path / ENCODED_DIR
-
-    def checkpoint_file(self, step: int) -> Path:
-        return self.path / CHECKPOINT_DIR / step_file(step)
-
-    def checkpoint_files(self) -> list[Path]:
-        return step_files(self.path / CHECKPOINT_DIR)
-
-    def append_metrics(self, record: dict) -> None:
-        """One line of the log; ``record`` holds its ``step``."""
-        append_metrics(self.metrics_file, record)
-
-    def truncate_metrics(self, last_step: int) -> None:
-        """Forget what a killed run logged after its last checkpoint: it is redone."""
-        truncate_metrics(self.metrics_file, last_step)
-
-    def remove_earlier_run(self) -> None:
-        """Delete what an earlier run in this folder wrote (its model/ aside): checkpoints,
-        snapshots, log, vocabulary (its truecaser with it) and encoded corpus."""
-        for folder in (self.path / CHECKPOINT_DIR, self.snapshot_dir, self.encoded_dir):
-            shutil.rmtree(folder, ignore_errors=True)
-        for file in (
-            self.metrics_file,
-            self.tokenizer_file,
-            self.truecase_file,
-            self.tokenizer_prefix.with_suffix(".vocab"),
-        ):
-            file.unlink(missing_ok=True)

@@ -21,7 +21,6 @@ from core.files.model_dir import (
     TOKENIZER_FILE,
     ModelDir,
     NotAModelDir,
-    RunDir,
     Snapshot,
     open_model_dir,
 )
@@ -31,10 +30,11 @@ from core.translator import DEFAULT_MODEL
 from tests.conftest import TINY
 
 REPO = Path(__file__).resolve().parents[2]
-# Every file of the two folders of core/files/model_dir.py's docstring, as code would spell it; the
-# folders too (snapshots/, checkpoints/) are named there, but "snapshots" is also a card's key.
+# Every file of core/files/model_dir.py's docstring, as code would spell it; the folder too
+# (snapshots/) is named there, but "snapshots" is also a card's key. A run folder's own names are
+# train/run_folder.py's (tests/train/test_run_folder.py).
 FILES = ["model.pt", "spm.model", "spm.vocab", "card.json", "card.md", "metrics.jsonl"]
-FILES += ["heads.json", "model_before_blend.pt"]
+FILES += ["heads.json"]
 
 
 @pytest.fixture
@@ -44,20 +44,25 @@ def copied(tiny_model_dir, tmp_path) -> ModelDir:
     return ModelDir(tmp_path / "model")
 
 
-def test_only_the_model_directory_module_spells_the_file_names():
-    spelt = {
+def modules_spelling(names: list[str]) -> set[str]:
+    """The code files (under core, app, train, benchmarks) that spell one of ``names`` as a
+    string."""
+    return {
         str(path.relative_to(REPO))
         for folder in ("core", "app", "train", "benchmarks")
         for path in (REPO / folder).rglob("*.py")
-        if any(f'"{name}"' in path.read_text(encoding="utf-8") for name in FILES)
+        if any(f'"{name}"' in path.read_text(encoding="utf-8") for name in names)
     }
-    assert spelt == {"core/files/model_dir.py"}
+
+
+def test_only_the_model_directory_module_spells_the_file_names():
+    assert modules_spelling(FILES) == {"core/files/model_dir.py"}
     documented = model_dir_module.__doc__
-    assert all(name in documented for name in [*FILES, "snapshots/", "checkpoints/"])
+    assert all(name in documented for name in [*FILES, "snapshots/"])
 
 
 def test_every_file_has_its_own_name_and_lives_in_the_directory(tmp_path):
-    directory, run = ModelDir(str(tmp_path)), RunDir(tmp_path / "run")
+    directory = ModelDir(str(tmp_path))
     files = [
         directory.model_file,
         directory.tokenizer_file,
@@ -69,9 +74,6 @@ def test_every_file_has_its_own_name_and_lives_in_the_directory(tmp_path):
     ]
     assert len(set(files)) == len(files) and all(f.parent == tmp_path for f in files)
     assert directory.snapshot_file(100) == tmp_path / "snapshots" / "step_0000100.pt"
-    assert run.model_dir == ModelDir(tmp_path / "run" / "model")
-    assert run.checkpoint_file(7) == tmp_path / "run" / "checkpoints" / "step_0000007.pt"
-    assert run.tokenizer_prefix.with_suffix(".model") == run.tokenizer_file
 
 
 def test_a_written_directory_reads_back(tiny_model_dir, tmp_path):
@@ -210,23 +212,3 @@ def test_shipping_copies_the_model_and_its_history_but_not_the_survey(copied, tm
         assert (export.path / name).read_bytes() == (copied.path / name).read_bytes(), name
     assert [path.name for path in export.snapshot_files()] == ["step_0000001.pt"]
     assert not (export.path / HEADS_FILE).exists()
-
-
-def test_starting_a_run_over_keeps_its_model(tmp_path):
-    run = RunDir(tmp_path)
-    written = [run.tokenizer_file, run.tokenizer_prefix.with_suffix(".vocab"), run.metrics_file]
-    written += [run.checkpoint_file(5), run.snapshot_file(5), run.model_dir.card_file]
-    for path in written:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"x")
-    run.remove_earlier_run()
-    assert [path for path in written if path.exists()] == [run.model_dir.card_file]
-    assert run.checkpoint_files() == [] and run.snapshot_files() == []
-
-
-def test_a_resumed_run_forgets_the_log_after_its_checkpoint(tmp_path):
-    run = RunDir(tmp_path)
-    for step in (10, 20, 30):
-        run.append_metrics({"step": step, "train_loss": 1.0})
-    run.truncate_metrics(last_step=20)
-    assert [record["step"] for record in run.read_metrics()] == [10, 20]

@@ -6,11 +6,12 @@ import json
 import torch
 
 from core.files.checkpoint import load_model
-from core.files.model_dir import ModelDir, RunDir
+from core.files.model_dir import ModelDir
 from core.model.transformer import Transformer
 from tests.conftest import TINY
 from tests.training import write_tiny_data
 from train import blend
+from train.run_folder import RunDir
 
 
 def tiny(seed: int) -> Transformer:

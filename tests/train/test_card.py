@@ -8,11 +8,14 @@ import pytest
 import torch
 
 from core import PAPER_DECODING
-from core.files.model_dir import RunDir
 from core.translator import Translator
 from tests.train.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
-from train import card, card_md, lineage, sources, study_sections
+from train import card, card_md, lineage, sources
+from train.card_sections.leakage import leakage_section
+from train.card_sections.tables import equal_minutes_table, percent
+from train.card_sections.term_test import term_test_section
 from train.final_model import describe_hardware
+from train.run_folder import RunDir
 
 
 @pytest.mark.slow
@@ -84,7 +87,7 @@ def test_a_study_run_too_short_for_a_throughput_shows_a_dash():
         {"pieces": 480, "parameters": 1000, "tokens_per_second": None, "curve": curve},
         {"pieces": 960, "parameters": 2000, "tokens_per_second": 12345, "curve": curve},
     ]
-    _header, _rule, short, timed = study_sections.equal_minutes_table(study, "pieces", "pieces")
+    _header, _rule, short, timed = equal_minutes_table(study, "pieces", "pieces")
     assert short.split(" | ")[2] == "-"
     assert timed.split(" | ")[2] == "12,345"
 
@@ -97,9 +100,7 @@ def test_the_last_mark_of_a_study_is_a_minute_its_runs_reached():
         ]
         return {"d_model": width, "parameters": 1, "tokens_per_second": 1, "curve": curve}
 
-    header, _rule, *rows = study_sections.equal_minutes_table(
-        [run(192, 70.02), run(256, 70.0)], "d_model", "w"
-    )
+    header, _rule, *rows = equal_minutes_table([run(192, 70.02), run(256, 70.0)], "d_model", "w")
     assert header.endswith("| 70 min |")  # not 71, which neither run reached
     assert all(row.endswith(" / 3.00 |") for row in rows)
 
@@ -198,9 +199,9 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
             }
         ],
     }
-    section = "\n".join(study_sections.term_test_section(term_test))
+    section = "\n".join(term_test_section(term_test))
     assert "| freedict-terms | en-fr | 200 | 21.0% | 19.5% | 45 | 4.4% | 2.2% | 96.0% |" in section
-    assert study_sections.percent(None) == "-"  # a dictionary whose terms the sentences all show
+    assert percent(None) == "-"  # a dictionary whose terms the sentences all show
     assert "(500 of ding-terms, 200 of freedict-terms, drawn at random" in section
     assert '"The word is X."' in section and "`python -m train.term_test --model m`" in section
     assert "FreeDict" in section and "GPL-2+" in section and "Ding" not in section
@@ -219,9 +220,9 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
             }
         ],
     }
-    section = "\n".join(study_sections.leakage_section(leakage))
+    section = "\n".join(leakage_section(leakage))
     assert "| en-fr | de | 7 of 1012 | 9 | und 2 | 1 of 1012 | 1 |" in section
-    assert study_sections.term_test_section(None) == study_sections.leakage_section(None) == []
+    assert term_test_section(None) == leakage_section(None) == []
 
 
 def test_the_shipped_card_md_is_what_the_card_code_makes_of_its_card_json():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from core.inspection.coverage import Thresholds
+from train.card_sections.coverage import coverage_study_section
 from train.coverage_study import (
     LABELS,
     best_record,
@@ -17,7 +18,6 @@ from train.coverage_study import (
     scores,
     tune,
 )
-from train.study_sections import coverage_study_section
 
 
 def test_precision_and_recall_of_hand_made_flags():

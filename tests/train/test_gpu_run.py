@@ -20,6 +20,7 @@ from tests.training import write_tiny_data
 from train import gpu_run
 from train.checkpoints import checkpoints_to_average
 from train.environment import without_app
+from train.state import TrainState
 from train.trainer import Trainer
 
 REHEARSAL_TIMEOUT = 600  # < 3 minutes on an idle machine; the shared one runs it slower
@@ -101,8 +102,7 @@ def test_training_stops_at_its_minutes_or_its_deadline_whichever_comes_first(
     trainer = SimpleNamespace(
         config=SimpleNamespace(max_minutes=1.0, stop_at=100.0, log_every=10),
         dist=SimpleNamespace(world_size=1, mean=lambda value: value),
-        train_seconds=seconds,
-        step=3,
+        state=TrainState(step=3, train_seconds=seconds),
     )
     assert Trainer.out_of_time(trainer) is expected
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 
+from train.card_sections.lens import lens_study_section
 from train.lens_study import summary
-from train.study_sections import lens_study_section
 
 
 def test_the_summary_leaves_out_positions_the_last_layer_does_not_rank_first():

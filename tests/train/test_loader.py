@@ -8,7 +8,6 @@ import torch
 from torch._dynamo.utils import counters
 
 from core.files.checkpoint import safe_load
-from core.files.model_dir import RunDir
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID
@@ -22,6 +21,7 @@ from train.encoded_corpus import FlatPairs, encoded_pairs, read_cached
 from train.hardware import FastPaths
 from train.loader import batch_loader, batch_shape, collate, next_epoch, real_share
 from train.loss import TranslationLoss
+from train.run_folder import RunDir
 from train.start import prepare_tokenizer
 
 

@@ -6,10 +6,15 @@ import sys
 
 import pytest
 
-from core.files.model_dir import RunDir
+from core.files.model_dir import ModelDir
+from tests.core.test_model_dir import modules_spelling
 from tests.training import train_command
+from train import run_folder as run_folder_module
 from train.config import parse_args
-from train.run_folder import MARKER_FILE, ForeignFolder, check_run_folder, claim_run_folder
+from train.run_folder import MARKER_FILE, ForeignFolder, RunDir, check_run_folder, claim_run_folder
+
+# The names a run folder has and a model directory has not, as code would spell them.
+RUN_FOLDER_NAMES = ["checkpoints", "encoded", "model_before_blend.pt", "attention-lab-run.json"]
 
 
 @pytest.fixture
@@ -139,3 +144,36 @@ def test_max_minutes_0_means_no_limit_and_the_leads_flags_pass(tmp_path):
     flags = ["--preset", "cpu", "--max-steps", "4000", "--cooldown-steps", "2000"]
     config = parse_args([*flags, "--max-minutes", "0", "--seed", "51", "--out", str(tmp_path)])
     assert config.max_minutes == 0 and config.seed == 51
+
+
+def test_only_the_run_folder_module_spells_its_names():
+    assert modules_spelling(RUN_FOLDER_NAMES) == {"train/run_folder.py"}
+    documented = run_folder_module.__doc__
+    assert all(name in documented for name in ["checkpoints/", "encoded/", *RUN_FOLDER_NAMES[2:]])
+
+
+def test_every_file_of_a_run_has_its_own_name_and_lives_in_the_folder(tmp_path):
+    run = RunDir(tmp_path / "run")
+    assert run.model_dir == ModelDir(tmp_path / "run" / "model")
+    assert run.checkpoint_file(7) == tmp_path / "run" / "checkpoints" / "step_0000007.pt"
+    assert run.tokenizer_prefix.with_suffix(".model") == run.tokenizer_file
+
+
+def test_starting_a_run_over_keeps_its_model(tmp_path):
+    run = RunDir(tmp_path)
+    written = [run.tokenizer_file, run.tokenizer_prefix.with_suffix(".vocab"), run.metrics_file]
+    written += [run.checkpoint_file(5), run.snapshot_file(5), run.model_dir.card_file]
+    for path in written:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x")
+    run.remove_earlier_run()
+    assert [path for path in written if path.exists()] == [run.model_dir.card_file]
+    assert run.checkpoint_files() == [] and run.snapshot_files() == []
+
+
+def test_a_resumed_run_forgets_the_log_after_its_checkpoint(tmp_path):
+    run = RunDir(tmp_path)
+    for step in (10, 20, 30):
+        run.append_metrics({"step": step, "train_loss": 1.0})
+    run.truncate_metrics(last_step=20)
+    assert [record["step"] for record in run.read_metrics()] == [10, 20]

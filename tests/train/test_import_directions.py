@@ -1,0 +1,93 @@
+"""train/ has no import circle: every .py file under train/ is read with `ast` (nothing is
+imported), each of its imports of another train module is an edge (at the top, in functions and
+under TYPE_CHECKING alike: a circle through a type hint is still a circle for the reader), and the
+graph must sort topologically. The training loop's parts take its state and return values: none of
+them imports the Trainer, which only its entry point (train/__main__.py) does."""
+
+from __future__ import annotations
+
+import ast
+from graphlib import CycleError, TopologicalSorter
+
+from tests.core.test_import_directions import ROOT, Import, imports_of, module_name
+
+TRAIN = ROOT / "train"
+# The modules that may import the Trainer: its own, and the command that runs it.
+TRAINER_USERS = {"train.trainer", "train.__main__"}
+
+
+def train_modules() -> set[str]:
+    return {module_name(path) for path in TRAIN.rglob("*.py")}
+
+
+def read_train() -> list[Import]:
+    found: list[Import] = []
+    for path in sorted(TRAIN.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        found += imports_of(path, tree, ("train",))
+    return found
+
+
+def import_graph(imports: list[Import], modules: set[str]) -> dict[str, set[str]]:
+    """Each module's imported modules among ``modules``: `from train import checkpoints` is an
+    edge to train.checkpoints, `from train.config import TrainConfig` one to train.config."""
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for item in imports:
+        named = {f"{item.target}.{name}" for name in item.names} & modules
+        graph[item.source] |= named or ({item.target} & modules)
+    return graph
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One circle of the graph (its first module repeated at its end), or [] when there is none."""
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as error:
+        return error.args[1]
+    return []
+
+
+IMPORTS = read_train()
+MODULES = train_modules()
+
+
+def test_train_is_read():
+    """The reading finds the loop's parts and their imports: a test that sees nothing would pass
+    anything."""
+    graph = import_graph(IMPORTS, MODULES)
+    assert {"train.trainer", "train.checkpoints", "train.epoch", "train.state"} <= MODULES
+    assert {"train.checkpoints", "train.epoch", "train.state"} <= graph["train.trainer"]
+    assert "train.trainer" in graph["train.__main__"]
+
+
+def test_the_cycle_finder_finds_a_circle_through_a_type_hint_and_a_function():
+    """Made-up modules: a imports b at its top, b imports c in a function, c imports a under
+    TYPE_CHECKING. Each kind of import is an edge, and the circle is found; without c's hint,
+    none is."""
+    sources = {
+        "a": "from train.b import f\n",
+        "b": "def g():\n    from train import c\n",
+        "c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from train.a import A\n",
+    }
+    imports = [
+        item
+        for name, text in sources.items()
+        for item in imports_of(TRAIN / f"{name}.py", ast.parse(text), ("train",))
+    ]
+    modules = {f"train.{name}" for name in sources}
+    graph = import_graph(imports, modules)
+    assert graph == {"train.a": {"train.b"}, "train.b": {"train.c"}, "train.c": {"train.a"}}
+    cycle = import_cycle(graph)
+    assert cycle[0] == cycle[-1] and set(cycle) == modules
+    assert import_cycle({**graph, "train.c": set()}) == []
+
+
+def test_train_has_no_import_circle():
+    assert import_cycle(import_graph(IMPORTS, MODULES)) == []
+
+
+def test_only_the_entry_point_imports_the_trainer():
+    """The loop's parts take a state and arguments, not the Trainer (not even as a type hint)."""
+    users = {str(item) for item in IMPORTS if item.target == "train.trainer"}
+    users |= {str(item) for item in IMPORTS if item.target == "train" and "trainer" in item.names}
+    assert {u for u in users if u.split(":")[0] not in TRAINER_USERS} == set()
