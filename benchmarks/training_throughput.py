@@ -190,11 +190,14 @@ def report(args: argparse.Namespace, runs: dict[str, list[dict]]) -> None:
         rate = statistics.median([r for result in results for r in result["tokens_per_s"]])
         rates[name] = rate
         tokens_per_step = max(1, args.batch_tokens // args.length) * args.length
-        peak = peaks["fp32" if name.endswith("fp32") else "bf16"]
-        mfu = model_flops_utilisation(results[0]["parameters"], rate, peak)
+        # the baseline trains in its own default type, which this process does not learn
+        dtype = name.rsplit(" ", 1)[-1]
+        mfu = "-"
+        if dtype in peaks:
+            mfu = f"{model_flops_utilisation(results[0]['parameters'], rate, peaks[dtype]):.1%}"
         first_step = statistics.median(result.get("first_step_s", 0.0) for result in results)
         print(
-            f"{name:<20} {rate:>10,.0f} {1000 * tokens_per_step / rate:>9.0f} {mfu:>7.1%} "
+            f"{name:<20} {rate:>10,.0f} {1000 * tokens_per_step / rate:>9.0f} {mfu:>7} "
             f"{results[0]['parameters']:>12,} {first_step:>13.1f}"
         )
     chosen = choose_dtype({"bf16": 1 / rates["this bf16"], "fp32": 1 / rates["this fp32"]})
