@@ -116,12 +116,14 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
   // an answer given on a radio (the Story's guess) starts a run that draws its group anew, and
   // the focus falls to the page's body: it goes back to the answer once drawn, for the next key
   let answered = null;  // the class (st-key-...) of the answered radio group's element
+  let forget = 0;  // the timer that lets it go, should no run draw it anew
   const remember = (event) => {{  // Streamlit's radio answers keys itself: no change event
     const radio = event.composedPath()[0];
     if (radio.type !== "radio") return;
     const keyed = radio.closest('[class*="st-key-"]');
     answered = [...(keyed?.classList ?? [])].find((name) => name.startsWith("st-key-"));
-    setTimeout(() => {{ answered = null; }}, 10000);
+    clearTimeout(forget);
+    forget = setTimeout(() => {{ answered = null; }}, 10000);
   }};
   for (const kind of ["keydown", "click"]) window.addEventListener(kind, remember, true);
   const refocus = () => {{
