@@ -53,13 +53,15 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
   window.attentionLabAccess = true;
   const box = () => document.querySelector('{SENTENCE_BOX}');
   const toSentence = () => {{
-    const shown = box();  // a collapsed sidebar keeps its width, off the screen's left edge
-    if (shown && shown.getBoundingClientRect().right > 0) {{ shown.focus(); return; }}
+    // a collapsed sidebar keeps its width, off the screen's left edge; an opening one slides in
+    const inView = (element) => element && element.getBoundingClientRect().left >= 0;
+    const shown = box();
+    if (inView(shown)) {{ shown.focus(); return; }}
     document.querySelector('[data-testid="stExpandSidebarButton"]')?.click();
     let tries = 0;
     const wait = setInterval(() => {{
       const opened = box();
-      if ((opened && opened.getBoundingClientRect().right > 0) || ++tries > 40) {{
+      if (inView(opened) || ++tries > 40) {{
         clearInterval(wait);
         opened?.focus();
       }}
