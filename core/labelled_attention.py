@@ -99,7 +99,7 @@ def labelled(
 
 
 def traced_attention(
-    trace: Intermediates,
+    intermediates: Intermediates,
     source: Sequence[str],
     decoder_input: Sequence[str],
     output: Sequence[str],
@@ -107,9 +107,9 @@ def traced_attention(
     """The attention of a teacher-forced pass over one sentence, labelled with its pieces."""
     positions = prediction_labels(decoder_input, output)
     return AttentionSet(
-        labelled(trace.encoder_self, source, source),
-        labelled(trace.decoder_self, positions, decoder_input),
-        labelled(trace.cross, positions, source),
+        labelled(intermediates.encoder_self, source, source),
+        labelled(intermediates.decoder_self, positions, decoder_input),
+        labelled(intermediates.cross, positions, source),
     )
 
 

@@ -207,9 +207,9 @@ class Translator:
         self._engine: Engine | None = None
 
     @property
-    def decoder(self) -> Transformer | Engine:
-        """What computes: the engine while it can stand for the model (rebuilt when the model's
-        weights changed), else the model itself."""
+    def backend(self) -> Transformer | Engine:
+        """What computes the model's numbers: the engine while it can stand for the model (rebuilt
+        when the model's weights changed), else the model itself."""
         if not self.fast or not Engine.can_run(self.model):
             return self.model
         if self._engine is None or not self._engine.is_current():
@@ -286,8 +286,8 @@ class Translator:
         check_decoding(beam_size, alpha, max_length)
         ids, uncut_length = self.source_ids(text, target)
         source = torch.tensor([ids], device=self.device)
-        pieces, decoder = self.tokenizer.pieces, self.decoder
-        beam = beam_search(decoder, source, beam_size, alpha, max_length, trace)
+        pieces, backend = self.tokenizer.pieces, self.backend
+        beam = beam_search(backend, source, beam_size, alpha, max_length, trace)
         output = beam.tokens  # ends with eos unless the length budget ran out
         decoder_input = [self.model.config.bos_id, *output[:-1]]
         source_tokens, output_tokens = pieces(ids), pieces(output)
@@ -309,7 +309,7 @@ class Translator:
             finished=beam.finished,
         )
         if trace:
-            self._attach_trace(result, source, decoder)
+            self._attach_trace(result, source, backend)
         return result
 
     def labelled_step(self, step: BeamStep, source_tokens: list[str]) -> LabelledAttention:
@@ -326,7 +326,7 @@ class Translator:
         tracing the final model's translation shows its attention on the same rows and columns."""
         forced = replace(result, steps=[], step_attention=[], finished=[])
         source = torch.tensor([result.source_ids], device=self.device)
-        forced.score = float(self._attach_trace(forced, source, self.decoder).sum())
+        forced.score = float(self._attach_trace(forced, source, self.backend).sum())
         return forced
 
     @torch.inference_mode()
@@ -334,29 +334,29 @@ class Translator:
         """P(next token | source, output so far) at every output position of ``result``,
         teacher-forced: (T, vocabulary), row t the distribution output token t was chosen from."""
         source = torch.tensor([result.source_ids], device=self.device)
-        target = torch.tensor([result.decoder_input_ids], device=self.device)
-        logits, _ = self.decoder(source, target)
+        decoder_input = torch.tensor([result.decoder_input_ids], device=self.device)
+        logits, _ = self.backend(source, decoder_input)
         return logits[0].float().softmax(-1).cpu().numpy()
 
     @torch.inference_mode()
     def _attach_trace(
-        self, result: Translation, source: torch.Tensor, decoder: Transformer | Engine
+        self, result: Translation, source: torch.Tensor, backend: Transformer | Engine
     ) -> torch.Tensor:
-        """The attention, embeddings and token scores of ``decoder``'s full pass over the chosen
-        output (the caller's :attr:`decoder`, asked for once); returns the token scores (T,)."""
-        target = torch.tensor([result.decoder_input_ids], device=self.device)
-        logits, trace = decoder(source, target, trace=True)
+        """The attention, embeddings and token scores of ``backend``'s full pass over the chosen
+        output (the caller's :attr:`backend`, asked for once); returns the token scores (T,)."""
+        decoder_input = torch.tensor([result.decoder_input_ids], device=self.device)
+        logits, intermediates = backend(source, decoder_input, trace=True)
         texts = (result.source_tokens, result.decoder_input_tokens, result.output_tokens)
-        result.attention = traced_attention(trace, *texts)
+        result.attention = traced_attention(intermediates, *texts)
         result.word_attention = in_words(result.attention, *texts)
         result.embeddings = Embeddings(
             *(
                 embedding.float().cpu().numpy()
                 for embedding in (
-                    trace.source_token[0],
-                    trace.source_position,
-                    trace.decoder_input_token[0],
-                    trace.decoder_input_position,
+                    intermediates.source_token[0],
+                    intermediates.source_position,
+                    intermediates.decoder_input_token[0],
+                    intermediates.decoder_input_position,
                 )
             )
         )
@@ -374,10 +374,11 @@ class Translator:
         pad = self.model.config.pad_id
         padded = [row + [pad] * (width - len(row)) for row in rows]
         source = torch.tensor(padded, device=self.device)
-        trace = Intermediates()
-        self.decoder.encode(source, trace)
+        intermediates = Intermediates()
+        self.backend.encode(source, intermediates)
         tokens = [self.tokenizer.pieces(row) for row in padded]
-        attention = [labelled(trace.encoder_self, t, t, row) for row, t in enumerate(tokens)]
+        encoder_self = intermediates.encoder_self
+        attention = [labelled(encoder_self, t, t, row) for row, t in enumerate(tokens)]
         return EncoderBatch(np.array(padded), tokens, np.array(padded) != pad, attention)
 
     def fits(self, text: str, target: str) -> bool:
@@ -456,9 +457,9 @@ class Translator:
                 [rows[b] + [pad] * (width - len(rows[b])) for b in batch], device=self.device
             )
             if beam_size == 1:
-                decoded = greedy_decode(self.decoder, source)
+                decoded = greedy_decode(self.backend, source)
             else:
-                beams = batch_beam_search(self.decoder, source, beam_size, alpha)
+                beams = batch_beam_search(self.backend, source, beam_size, alpha)
                 decoded = [beam.tokens for beam in beams]
             for b, tokens in zip(batch, decoded):
                 results[b] = self.tokenizer.decode(tokens, target)

@@ -32,7 +32,9 @@ class Decoder(Protocol):
 
     config: ModelConfig  # pad_id, bos_id, eos_id, max_len, suppress_pad
 
-    def encode(self, source: Tensor, trace: Intermediates | None = None) -> tuple[Tensor, Tensor]:
+    def encode(
+        self, source: Tensor, intermediates: Intermediates | None = None
+    ) -> tuple[Tensor, Tensor]:
         """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S)."""
 
     def new_cache(self) -> Sequence[Cache]:
@@ -44,8 +46,8 @@ class Decoder(Protocol):
         memory: Tensor,
         source_mask: Tensor,
         cache: Sequence[Cache] | None = None,
-        trace: Intermediates | None = None,
+        intermediates: Intermediates | None = None,
     ) -> Tensor:
         """Logits (B, T, V) for the token after each decoder position; with a cache, decoder_input
         holds only the positions after those already cached. memory may be (1, S, D), shared
-        by all B rows. A trace gets the embeddings and each layer's attention maps."""
+        by all B rows. ``intermediates`` get the embeddings and each layer's attention maps."""

@@ -330,15 +330,15 @@ def beam_search(
     memory, source_mask = model.encode(source)  # (1, S, D), shared by every hypothesis
     cache = model.new_cache()
     for step in range(beam.budget):
-        live, step_trace = beam.live, Intermediates() if trace else None
+        live, recorded = beam.live, Intermediates() if trace else None
         last = torch.tensor(beam.last_tokens(), device=source.device)[:, None]  # (n, 1)
-        logits = model.decode(last, memory, source_mask, cache, step_trace)
+        logits = model.decode(last, memory, source_mask, cache, recorded)
         log_probs = forbid_pad(logits[:, -1].float().log_softmax(dim=-1), config)  # (n, V)
         scores = torch.tensor([h.score for h in live], device=source.device)[:, None] + log_probs
         (top_scores,), (extensions,) = best_extensions(scores, 1, beam_size)
         selection = beam.advance(step, extensions, top_scores)
         if narrator:
-            narrator.record(step, live, log_probs, scores, extensions, selection, step_trace)
+            narrator.record(step, live, log_probs, scores, extensions, selection, recorded)
         if beam.done:
             break
         if selection.parents != list(range(len(live))):  # a survivor in its parent's row stays
@@ -416,14 +416,16 @@ class _Narrator:
         scores: Tensor,
         extensions: list[tuple[int, int]],
         selection: Selection,
-        trace: Intermediates,
+        intermediates: Intermediates,
     ) -> None:
         decided = {
             extension: (status, self.reason(reason))
             for extension, status, reason in zip(extensions, selection.statuses, selection.reasons)
         }
         # the newest query position of each hypothesis: L x (n, H, S) -> (L, H, n, S)
-        weights = torch.stack([maps.weights[:, :, -1] for maps in trace.cross]).transpose(1, 2)
+        weights = torch.stack([maps.weights[:, :, -1] for maps in intermediates.cross]).transpose(
+            1, 2
+        )
         candidates = self.candidates(log_probs, scores, live, decided)
         self.steps.append(BeamStep(step, live, candidates, weights.float().cpu().numpy()))
 

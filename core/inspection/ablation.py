@@ -230,9 +230,9 @@ def head_importance(translator: Translator, result: Translation, kind: str) -> n
     device = translator.device
     # decoder and cross heads leave the encoder alone: encode once, share it (1, S, D) with all
     source = torch.tensor([result.source_ids] * (batch if kind == "encoder" else 1), device=device)
-    target = torch.tensor([result.decoder_input_ids] * batch, device=device)
+    decoder_input = torch.tensor([result.decoder_input_ids] * batch, device=device)
     output = torch.tensor(result.output_ids, device=device).expand(batch, -1)  # (B, T)
-    logits = copied.decode(target, *copied.encode(source))
+    logits = copied.decode(decoder_input, *copied.encode(source))
     scores = logits.float().log_softmax(-1).gather(2, output[..., None]).sum((1, 2))  # (B,)
     return (scores[0] - scores[1:]).view(n_layers, n_heads).cpu().numpy()
 

@@ -102,7 +102,7 @@ def run_sublayer(
         else (layer.cross_attn, memory, source_mask)
     )
     maps: list[AttentionMaps] = []
-    output = module(h, context, mask, trace=maps)
+    output = module(h, context, mask, maps=maps)
     values = module.project_kv(context)[1][0]  # (H, T_k, d_k)
     weights = maps[0].weights[0]  # (H, T, T_k)
     parts = {"heads": weights @ values, "weights": weights, "values": values}
@@ -117,11 +117,11 @@ def walk_decoder(
     keeping every sub-layer (model in eval mode: no dropout)."""
     device = next(model.parameters()).device
     source = torch.tensor([source_ids], device=device)
-    target = torch.tensor([decoder_input_ids], device=device)
+    decoder_input = torch.tensor([decoder_input_ids], device=device)
     memory, source_mask = model.encode(source)  # (1, S, D)
-    x, _, _ = model.embed(target)  # (1, T, D)
+    x, _, _ = model.embed(decoder_input)  # (1, T, D)
     embedding, pre_ln = x[0], model.config.norm_first
-    masks = (subsequent_mask(target.size(1), device), source_mask)
+    masks = (subsequent_mask(decoder_input.size(1), device), source_mask)
     sublayers: list[SubLayer] = []
     for index, layer in enumerate(model.decoder_layers):
         residuals = (layer.residual_self, layer.residual_cross, layer.residual_ff)

@@ -286,7 +286,7 @@ def attend(
     keys: KeysValues,
     mask: Mask,
     sqrt_d_k: Tensor,
-    trace: list[AttentionMaps] | None,
+    maps: list[AttentionMaps] | None,
 ) -> Tensor:
     """Concat(softmax(Q K^T / sqrt(d_k)) V) for (B, H, T_q, d_k) queries -> rows (B T_q, D).
 
@@ -295,7 +295,7 @@ def attend(
     without, the fused kernel, with the same mask.
     """
     batch, n_heads, length, d_k = query.shape
-    if trace is None:
+    if maps is None:
         heads = F.scaled_dot_product_attention(query, keys.key, keys.value, mask.allowed)
     else:
         key_t, value = keys.folded
@@ -305,7 +305,7 @@ def attend(
         weights = masked.softmax(dim=-1)
         heads = torch.bmm(weights.view(batch * n_heads, length, -1), value)
         heads = heads.view(batch, n_heads, length, d_k)
-        trace.append(AttentionMaps(scores, masked, weights))
+        maps.append(AttentionMaps(scores, masked, weights))
     return heads.transpose(1, 2).reshape(batch * length, n_heads * d_k)
 
 
@@ -314,14 +314,14 @@ def encoder_layer(
     x: Tensor,
     batch: int,
     mask: Mask,
-    trace: list[AttentionMaps] | None,
+    maps: list[AttentionMaps] | None,
 ) -> Tensor:
     """Rows (B S, D) -> (B S, D): x attends to itself, then the feed-forward."""
     weights = layer.self_attn
 
     def self_attention(h: Tensor) -> Tensor:
         query, key, value = split_heads(weights.qkv(h), batch, 3 * weights.n_heads).chunk(3, 1)
-        heads = attend(query, KeysValues(key, value), mask, weights.sqrt_d_k, trace)
+        heads = attend(query, KeysValues(key, value), mask, weights.sqrt_d_k, maps)
         return weights.out(heads)
 
     x = layer.residual_attn(x, self_attention)
@@ -336,12 +336,14 @@ def decoder_layer(
     memory: Tensor,
     masks: tuple[Mask, Mask],
     buffers: StepBuffers,
-    trace: Intermediates | None,
+    intermediates: Intermediates | None,
 ) -> Tensor:
     """Decoder layer ``i``: rows (B T_new, D) of the new decoder positions -> (B T_new, D); memory
     (B or 1, S, D) the encoder output; masks: the self-attention's (T_new, T_k) and the memory's."""
     self_mask, source_mask = masks
-    self_maps, cross_maps = (trace.decoder_self, trace.cross) if trace else (None, None)
+    self_maps, cross_maps = (
+        (intermediates.decoder_self, intermediates.cross) if intermediates else (None, None)
+    )
 
     def self_attention(h: Tensor) -> Tensor:
         weights = layer.self_attn
@@ -436,17 +438,21 @@ class Engine:
         x, token_embedding, pe = self.model.embed(tokens, offset)
         return x.view(tokens.numel(), -1), token_embedding, pe
 
-    def encode(self, source: Tensor, trace: Intermediates | None = None) -> tuple[Tensor, Tensor]:
-        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S); a trace gets the
-        embeddings and each layer's maps."""
+    def encode(
+        self, source: Tensor, intermediates: Intermediates | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S);
+        ``intermediates`` get the embeddings and each layer's maps."""
         source_mask = padding_mask(source, self.config.pad_id)
-        mask = Mask.of(source_mask, trace is not None)
+        mask = Mask.of(source_mask, intermediates is not None)
         x, token_embedding, pe = self.embed(source)
-        if trace is not None:
-            trace.source_token, trace.source_position = token_embedding, pe
+        if intermediates is not None:
+            intermediates.source_token = token_embedding
+            intermediates.source_position = pe
         batch = source.size(0)
         for layer in self.encoder_layers:
-            x = encoder_layer(layer, x, batch, mask, trace.encoder_self if trace else None)
+            maps = intermediates.encoder_self if intermediates else None
+            x = encoder_layer(layer, x, batch, mask, maps)
         memory = self.encoder_norm(x) if self.encoder_norm else x
         return memory.view(batch, source.size(1), -1), source_mask
 
@@ -463,7 +469,7 @@ class Engine:
         memory: Tensor,
         source_mask: Tensor,
         cache: list[StepBuffers] | None = None,
-        trace: Intermediates | None = None,
+        intermediates: Intermediates | None = None,
     ) -> Tensor:
         """Logits (B, T, V) for the next token after each decoder position, as the model's
         :meth:`core.model.transformer.Transformer.decode`: with a cache (from :meth:`new_cache`),
@@ -472,13 +478,15 @@ class Engine:
         offset = buffers.length
         batch, length = decoder_input.shape
         x, token_embedding, pe = self.embed(decoder_input, offset)
-        if trace is not None:
-            trace.decoder_input_token, trace.decoder_input_position = token_embedding, pe
+        if intermediates is not None:
+            intermediates.decoder_input_token = token_embedding
+            intermediates.decoder_input_position = pe
         # new queries see every cached position and the causal part of the new block
         causal = self.causal[:, :, offset : offset + length, : offset + length]
-        masks = (Mask.of(causal, trace is not None), Mask.of(source_mask, trace is not None))
+        traced = intermediates is not None
+        masks = (Mask.of(causal, traced), Mask.of(source_mask, traced))
         for i, layer in enumerate(self.decoder_layers):
-            x = decoder_layer(layer, i, x, batch, memory, masks, buffers, trace)
+            x = decoder_layer(layer, i, x, batch, memory, masks, buffers, intermediates)
         buffers.length += length
         if self.decoder_norm:
             x = self.decoder_norm(x)
@@ -496,4 +504,4 @@ class Engine:
         trace=True, the :class:`core.model.transformer.Intermediates`."""
         traced = Intermediates() if trace else None
         memory, source_mask = self.encode(source, traced)
-        return self.decode(decoder_input, memory, source_mask, trace=traced), traced
+        return self.decode(decoder_input, memory, source_mask, intermediates=traced), traced

@@ -148,16 +148,16 @@ class MultiHeadAttention(nn.Module):
         context: Tensor,
         mask: Tensor | None,
         cache: KVCache | None = None,
-        trace: list[AttentionMaps] | None = None,
+        maps: list[AttentionMaps] | None = None,
     ) -> Tensor:
         """x (B, T_q, D) attends to its context (B or 1, T_k, D): x itself in self-attention, the
-        encoder output in cross-attention; with a cache, only what it has not seen. A trace gets
-        the maps. No dropout on the attention weights: section 5.4 has none there."""
+        encoder output in cross-attention; with a cache, only what it has not seen. ``maps``, a
+        list, gets the maps. No dropout on the attention weights: section 5.4 has none there."""
         query = self.split_heads(self.w_q(x))  # (B, H, T_q, d_k)
         key, value = self.keys_values(context, cache, x.size(0))  # (B, H, T_k, d_k) each
-        heads, maps = self.attend(query, key, value, mask, with_maps=trace is not None)
-        if trace is not None:
-            trace.append(maps)
+        heads, computed = self.attend(query, key, value, mask, with_maps=maps is not None)
+        if maps is not None:
+            maps.append(computed)
         concat = heads.transpose(1, 2).flatten(2)  # (B, H, T_q, d_k) -> (B, T_q, D)
         return self.w_o(concat)  # (B, T_q, D)
 
@@ -218,10 +218,13 @@ class EncoderLayer(nn.Module):
         self.residual_attn = Residual(config)
         self.residual_ff = Residual(config)
 
-    def forward(self, x: Tensor, mask: Tensor, trace: Intermediates | None = None) -> Tensor:
-        """x (B, S, D) -> (B, S, D), mask (B, 1, 1, S); a trace gets the maps in encoder_self."""
-        maps = trace.encoder_self if trace else None
-        x = self.residual_attn(x, lambda h: self.self_attn(h, h, mask, trace=maps))  # (B, S, D)
+    def forward(
+        self, x: Tensor, mask: Tensor, intermediates: Intermediates | None = None
+    ) -> Tensor:
+        """x (B, S, D) -> (B, S, D), mask (B, 1, 1, S); ``intermediates`` get the maps in
+        encoder_self."""
+        maps = intermediates.encoder_self if intermediates else None
+        x = self.residual_attn(x, lambda h: self.self_attn(h, h, mask, maps=maps))  # (B, S, D)
         return self.residual_ff(x, self.feed_forward)  # (B, S, D)
 
 
@@ -244,14 +247,16 @@ class DecoderLayer(nn.Module):
         self_mask: Tensor,
         source_mask: Tensor,
         cache: LayerCache | None = None,
-        trace: Intermediates | None = None,
+        intermediates: Intermediates | None = None,
     ) -> Tensor:
         """x (B, T, D) the new decoder positions -> (B, T, D); memory (B, S, D) the encoder output,
         or (1, S, D) shared by all B rows when they decode the same sentence. With a cache, x holds
         only the positions not seen before (one per step when decoding) and self_mask covers
-        (T_new, T_cached + T_new). A trace gets the maps in decoder_self and cross."""
+        (T_new, T_cached + T_new). ``intermediates`` get the maps in decoder_self and cross."""
         self_cache, cross_cache = (cache.self_attn, cache.cross_attn) if cache else (None, None)
-        self_maps, cross_maps = (trace.decoder_self, trace.cross) if trace else (None, None)
+        self_maps, cross_maps = (
+            (intermediates.decoder_self, intermediates.cross) if intermediates else (None, None)
+        )
         x = self.residual_self(x, lambda h: self.self_attn(h, h, self_mask, self_cache, self_maps))
         x = self.residual_cross(  # queries from x, keys and values from memory: (B, T, D)
             x, lambda h: self.cross_attn(h, memory, source_mask, cross_cache, cross_maps)
@@ -333,17 +338,18 @@ class Transformer(nn.Module):
     def encode(
         self,
         source: Tensor,
-        trace: Intermediates | None = None,
+        intermediates: Intermediates | None = None,
         token_embedding: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
-        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S). A trace gets the
-        embeddings and each layer's maps; a ``token_embedding`` is as in :meth:`embed`."""
+        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S). ``intermediates``
+        get the embeddings and each layer's maps; a ``token_embedding`` is as in :meth:`embed`."""
         source_mask = padding_mask(source, self.config.pad_id)
         x, token_embedding, pe = self.embed(source, token_embedding=token_embedding)
-        if trace is not None:
-            trace.source_token, trace.source_position = token_embedding, pe
+        if intermediates is not None:
+            intermediates.source_token = token_embedding
+            intermediates.source_position = pe
         for layer in self.encoder_layers:
-            x = layer(x, source_mask, trace)
+            x = layer(x, source_mask, intermediates)
         return self.encoder_norm(x), source_mask
 
     def decode(
@@ -352,11 +358,13 @@ class Transformer(nn.Module):
         memory: Tensor,
         source_mask: Tensor,
         cache: list[LayerCache] | None = None,
-        trace: Intermediates | None = None,
+        intermediates: Intermediates | None = None,
     ) -> Tensor:
         """Logits (B, T, V) for the next token after each position: :meth:`decoder_output`'s,
         through :meth:`unembed`."""
-        return self.unembed(self.decoder_output(decoder_input, memory, source_mask, cache, trace))
+        return self.unembed(
+            self.decoder_output(decoder_input, memory, source_mask, cache, intermediates)
+        )
 
     def decoder_output(
         self,
@@ -364,7 +372,7 @@ class Transformer(nn.Module):
         memory: Tensor,
         source_mask: Tensor,
         cache: list[LayerCache] | None = None,
-        trace: Intermediates | None = None,
+        intermediates: Intermediates | None = None,
     ) -> Tensor:
         """The decoder stack's output (B, T, D), normalised, before the pre-softmax projection.
 
@@ -372,17 +380,18 @@ class Transformer(nn.Module):
         the positions after those cached. Padded decoder positions only matter as keys, which the
         causal mask already hides from every real query before them. memory (B or 1, S, D) and
         its mask (source_mask) come from :meth:`encode`.
-        A trace gets the embeddings and each layer's maps."""
+        ``intermediates`` get the embeddings and each layer's maps."""
         offset = cache[0].self_attn.length if cache else 0
         x, token_embedding, pe = self.embed(decoder_input, offset)
-        if trace is not None:
-            trace.decoder_input_token, trace.decoder_input_position = token_embedding, pe
+        if intermediates is not None:
+            intermediates.decoder_input_token = token_embedding
+            intermediates.decoder_input_position = pe
         # new queries see every cached position and the causal part of the new block
         self_mask = subsequent_mask(offset + decoder_input.size(1), decoder_input.device)[
             :, :, offset:
         ]
         for i, layer in enumerate(self.decoder_layers):
-            x = layer(x, memory, self_mask, source_mask, cache[i] if cache else None, trace)
+            x = layer(x, memory, self_mask, source_mask, cache[i] if cache else None, intermediates)
         return self.decoder_norm(x)
 
     def unembed(self, x: Tensor) -> Tensor:
@@ -398,7 +407,7 @@ class Transformer(nn.Module):
         trace=True, the :class:`Intermediates`."""
         traced = Intermediates() if trace else None
         memory, source_mask = self.encode(source, traced)
-        return self.decode(decoder_input, memory, source_mask, trace=traced), traced
+        return self.decode(decoder_input, memory, source_mask, intermediates=traced), traced
 
     def new_cache(self) -> list[LayerCache]:
         """An empty key/value cache, one entry per decoder layer."""

@@ -77,7 +77,7 @@ def traced(translator: Translator, text: str, target: str) -> Translation:
 @pytest.mark.parametrize(("text", "target"), SENTENCES)
 def test_a_traced_translation_on_the_gpu_is_the_cpus(translator, on_gpu, text, target):
     assert on_gpu.device.type == "cuda" and translator.device.type == "cpu"
-    assert on_gpu.decoder is on_gpu.model  # the engine is a CPU backend: the model decodes
+    assert on_gpu.backend is on_gpu.model  # the engine is a CPU backend: the model decodes
     cpu, gpu = traced(translator, text, target), traced(on_gpu, text, target)
     assert (gpu.output_ids, gpu.text) == (cpu.output_ids, cpu.text)
     assert gpu.score == pytest.approx(cpu.score, abs=TOLERANCE)

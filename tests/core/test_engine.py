@@ -223,7 +223,7 @@ def test_the_engine_takes_each_layer_norms_own_epsilon(norm_first):
 
 def fast_and_readable(translator: Translator) -> tuple[Translator, Translator]:
     readable = Translator(translator.model, translator.tokenizer, translator.card, fast=False)
-    assert isinstance(translator.decoder, Engine) and readable.decoder is readable.model
+    assert isinstance(translator.backend, Engine) and readable.backend is readable.model
     return translator, readable
 
 
@@ -310,10 +310,10 @@ def test_two_threads_keep_the_tokens_and_the_numbers_within_tolerance(shipped):
 
 def test_the_engine_follows_changed_weights(tiny_model_dir):
     fast, readable = fast_and_readable(Translator.load(tiny_model_dir))
-    engine = fast.decoder
+    engine = fast.backend
     with torch.no_grad():
         fast.model.decoder_layers[0].self_attn.w_q.weight.mul_(3.0)  # inside the fused W^QKV
-    assert fast.decoder is not engine
+    assert fast.backend is not engine
     assert_translators_agree(fast, readable, SENTENCES[:1])
 
 
@@ -365,7 +365,7 @@ def test_the_engine_declines_weights_off_the_cpu(translator):
     with pytest.raises(ValueError, match="runs on the CPU, and the model's weights are on meta"):
         Engine(elsewhere)
     decoding = Translator(elsewhere, translator.tokenizer)
-    assert decoding.device == torch.device("meta") and decoding.decoder is elsewhere
+    assert decoding.device == torch.device("meta") and decoding.backend is elsewhere
     one_layer_elsewhere = copy.deepcopy(translator.model)
     one_layer_elsewhere.decoder_layers[-1].feed_forward.w_2.to("meta")  # every weight counts
     assert not Engine.can_run(one_layer_elsewhere)
@@ -373,13 +373,13 @@ def test_the_engine_declines_weights_off_the_cpu(translator):
 
 def test_interventions_and_training_mode_decode_on_the_model(translator):
     ablated = intervened_translator(translator, [Head("cross", 0, 1)])
-    assert ablated.decoder is ablated.model
+    assert ablated.backend is ablated.model
     translator.model.train()
     try:
-        assert translator.decoder is translator.model
+        assert translator.backend is translator.model
     finally:
         translator.model.eval()
-    assert isinstance(translator.decoder, Engine)
+    assert isinstance(translator.backend, Engine)
 
 
 # --------------------------------------------------------------------------------------------------

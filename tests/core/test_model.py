@@ -118,7 +118,7 @@ def test_multi_head_attention_heads_see_their_own_slice():
     mha = MultiHeadAttention(TINY).eval()
     x = torch.randn(1, 4, TINY.d_model)
     trace = []
-    mha(x, x, None, trace=trace)
+    mha(x, x, None, maps=trace)
     (maps,) = trace
     assert maps.weights.shape == (1, TINY.n_heads, 4, 4)
     assert not torch.allclose(maps.weights[:, 0], maps.weights[:, 1])

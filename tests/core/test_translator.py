@@ -185,7 +185,7 @@ def test_the_shipped_model_translates_the_same_in_batches():
     rows = [translator.source_ids(text, "de")[0] for text in texts]
     width = max(len(row) for row in rows)
     source = torch.tensor([row + [PAD_ID] * (width - len(row)) for row in rows])
-    batched = batch_beam_search(translator.decoder, source, 4, 0.6)
+    batched = batch_beam_search(translator.backend, source, 4, 0.6)
     for text, result in zip(texts, batched):
         alone = translator.translate(text, "de", 4, 0.6)
         assert result.tokens == alone.output_ids
