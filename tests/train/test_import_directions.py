@@ -13,7 +13,7 @@ from tests.core.test_import_directions import ROOT, Import, imports_of, module_n
 
 TRAIN = ROOT / "train"
 # The modules that may import the Trainer: its own, and the command that runs it.
-TRAINER_USERS = {"train.trainer", "train.__main__"}
+TRAINER_USERS = {"train.loop.trainer", "train.__main__"}
 
 
 def train_modules() -> set[str]:
@@ -29,8 +29,9 @@ def read_train() -> list[Import]:
 
 
 def import_graph(imports: list[Import], modules: set[str]) -> dict[str, set[str]]:
-    """Each module's imported modules among ``modules``: `from train import checkpoints` is an
-    edge to train.checkpoints, `from train.config import TrainConfig` one to train.config."""
+    """Each module's imported modules among ``modules``: `from train.loop import checkpoints` is
+    an edge to train.loop.checkpoints, `from train.loop.config import TrainConfig` one to
+    train.loop.config."""
     graph: dict[str, set[str]] = {module: set() for module in modules}
     for item in imports:
         named = {f"{item.target}.{name}" for name in item.names} & modules
@@ -55,9 +56,16 @@ def test_train_is_read():
     """The reading finds the loop's parts and their imports: a test that sees nothing would pass
     anything."""
     graph = import_graph(IMPORTS, MODULES)
-    assert {"train.trainer", "train.checkpoints", "train.epoch", "train.state"} <= MODULES
-    assert {"train.checkpoints", "train.epoch", "train.state"} <= graph["train.trainer"]
-    assert "train.trainer" in graph["train.__main__"]
+    assert {
+        "train.loop.trainer",
+        "train.loop.checkpoints",
+        "train.loop.epoch",
+        "train.loop.state",
+    } <= MODULES
+    assert {"train.loop.checkpoints", "train.loop.epoch", "train.loop.state"} <= graph[
+        "train.loop.trainer"
+    ]
+    assert "train.loop.trainer" in graph["train.__main__"]
 
 
 def test_the_cycle_finder_finds_a_circle_through_a_type_hint_and_a_function():
@@ -88,6 +96,8 @@ def test_train_has_no_import_circle():
 
 def test_only_the_entry_point_imports_the_trainer():
     """The loop's parts take a state and arguments, not the Trainer (not even as a type hint)."""
-    users = {str(item) for item in IMPORTS if item.target == "train.trainer"}
-    users |= {str(item) for item in IMPORTS if item.target == "train" and "trainer" in item.names}
+    users = {str(item) for item in IMPORTS if item.target == "train.loop.trainer"}
+    users |= {
+        str(item) for item in IMPORTS if item.target == "train.loop" and "trainer" in item.names
+    }
     assert {u for u in users if u.split(":")[0] not in TRAINER_USERS} == set()
