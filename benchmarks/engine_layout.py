@@ -12,7 +12,7 @@ of the rule's choice where it is the slower one. The CPU's matrix features head 
     python -m benchmarks.engine_layout --dry-run        # seconds: d128, 4 rows, few repeats
 
 Rows: 1 is greedy search, 4 a beam of 4 (the rows oneDNN lays weights out for), 16 the batched
-beam search of several sentences. Each repeat times both kernels in turn (train.hardware.
+beam search of several sentences. Each repeat times both kernels in turn (train.loop.hardware.
 best_seconds), so a busy machine slows them alike.
 """
 
@@ -25,7 +25,7 @@ import torch
 from benchmarks.flags import at_least
 from benchmarks.latency import MODELS
 from core.model.engine import BEAM_ROWS, PACK_ABOVE_BYTES, onednn_layout
-from train.hardware import best_seconds, cpu_flags
+from train.loop.hardware import best_seconds, cpu_flags
 
 CALLS = 50  # matmuls per timed call: one takes microseconds, below the clock's resolution
 

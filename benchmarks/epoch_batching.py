@@ -1,14 +1,14 @@
 """An epoch's batching, as the trainer does it at the start of every epoch: seconds of
-train.batching.token_batches over the shipped mixture's pairs, and how many of the padded
+train.data.batching.token_batches over the shipped mixture's pairs, and how many of the padded
 positions are real, with each --length-bucket, and how many batch shapes that makes.
 
     python -m benchmarks.epoch_batching                           # the shipped mixture
     python -m benchmarks.epoch_batching --baseline /tmp/before    # side by side, with ratio
 
-The pairs are encoded once with the shipped vocabulary and truecaser (train/encoded_corpus.py,
+The pairs are encoded once with the shipped vocabulary and truecaser (train/data/encoded_corpus.py,
 cached in --cache; about 4 minutes the first time). Each checkout is timed in a fresh worker
-process that imports its own train.batching, turns by turn, so a busy machine slows them alike; a
-checkout whose epoch gave token_batches Python lists (before numpy batching) is given them, the
+process that imports its own train.data.batching, turns by turn, so a busy machine slows them alike;
+a checkout whose epoch gave token_batches Python lists (before numpy batching) is given them, the
 conversion timed with it, as its trainer did.
 """
 
@@ -35,8 +35,8 @@ def shipped_lengths(data_dir: Path, mixture: str, cache: Path) -> np.ndarray:
     preset encodes them (the shipped vocabulary and truecaser, max_len 128)."""
     from core.files.model_dir import open_model_dir
     from core.translator import DEFAULT_MODEL
-    from train.data import load_corpus, parse_mixture
-    from train.encoded_corpus import encoded_pairs
+    from train.data.corpora import load_corpus, parse_mixture
+    from train.data.encoded_corpus import encoded_pairs
 
     corpus = load_corpus(data_dir, mixture=parse_mixture(mixture))
     model = open_model_dir(DEFAULT_MODEL)
@@ -49,7 +49,7 @@ def worker(lengths_file: Path, max_tokens: int, bucket: int) -> dict:
     process's CPU time (what an idle core would take; the shared machine's load skews the clock)."""
     import inspect
 
-    from train.batching import token_batches
+    from train.data.batching import token_batches
 
     lengths = np.load(lengths_file)
     takes_arrays = "np.ndarray" in str(inspect.signature(token_batches).parameters["lengths"])
@@ -61,8 +61,8 @@ def worker(lengths_file: Path, max_tokens: int, bucket: int) -> dict:
 
 def padding(lengths: np.ndarray, max_tokens: int, bucket: int) -> tuple[float, int]:
     """This checkout's share of real positions, and its number of batch shapes, in an epoch."""
-    from train.batching import token_batches
-    from train.loader import batch_shape, real_share
+    from train.data.batching import token_batches
+    from train.data.loader import batch_shape, real_share
 
     batches = token_batches(lengths, max_tokens, 1, bucket)
     shapes = {batch_shape(lengths[rows], bucket, max_tokens) for rows in batches}
@@ -80,14 +80,16 @@ def run_worker(checkout: Path, lengths_file: Path, max_tokens: int, bucket: int)
 
 
 def main(argv: list[str] | None = None) -> None:
-    from train.config import SHIPPED_MIXTURE
-    from train.data import default_data_dir
+    from train.data.corpora import default_data_dir
+    from train.loop.config import SHIPPED_MIXTURE
 
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.epoch_batching", description=__doc__
     )
     parser.add_argument("--data-dir", type=Path, default=default_data_dir(), help="corpora folder")
-    parser.add_argument("--mixture", default=SHIPPED_MIXTURE, help="corpus weights (train/data.py)")
+    parser.add_argument(
+        "--mixture", default=SHIPPED_MIXTURE, help="corpus weights (train/data/corpora.py)"
+    )
     parser.add_argument(
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "epoch-batching",
         help="folder of the encoded pairs (default: in the temporary folder)",

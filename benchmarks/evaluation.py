@@ -1,5 +1,5 @@
-"""Evaluation speed: sentences per second of ``python -m train.evaluate``'s translation and scoring,
-and whether BLEU (and every translation) stays the same.
+"""Evaluation speed: sentences per second of ``python -m train.shipping.evaluate``'s translation and
+scoring, and whether BLEU (and every translation) stays the same.
 
     python -m benchmarks.evaluation                           # 200 Multi30k test sentences, beam 4
     python -m benchmarks.evaluation --baseline /tmp/before    # side by side, with the ratio
@@ -8,7 +8,7 @@ and whether BLEU (and every translation) stays the same.
 
 Each measurement runs in a fresh worker process that imports core/ and train/ from a checkout
 (this one, or --baseline's), loads --model with that checkout's Translator and times its
-train.evaluate.evaluate on the first --sentences sentences of Multi30k test_2016_flickr
+train.shipping.evaluate.evaluate on the first --sentences sentences of Multi30k test_2016_flickr
 (English -> --target, from --data-dir) at --beam-size: translation and sacreBLEU, not the loading.
 With --baseline, workers alternate between the two checkouts, repeat by repeat, so a busy machine
 slows them alike; the report gives each checkout's median and the ratio, and whether the two
@@ -44,7 +44,7 @@ def test_set(args: argparse.Namespace) -> tuple[list[str], list[str]]:
         from support.tiny_corpus import tiny_corpus
 
         return tiny_corpus(args.sentences, seed=1), tiny_corpus(args.sentences, seed=2)
-    from train.data import multi30k_test
+    from train.data.corpora import multi30k_test
 
     sources, references = multi30k_test(args.data_dir, args.target)
     return sources[: args.sentences], references[: args.sentences]
@@ -55,7 +55,7 @@ def measure(args: argparse.Namespace) -> dict:
     import torch
 
     from core.translator import Translator
-    from train.evaluate import evaluate
+    from train.shipping.evaluate import evaluate
 
     torch.set_num_threads(args.threads)
     translator = Translator.load(args.model)
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(measure(args)))
         return
     from core.translator import DEFAULT_MODEL
-    from train.data import default_data_dir
+    from train.data.corpora import default_data_dir
 
     args.data_dir = (args.data_dir or default_data_dir()).resolve()
     with tempfile.TemporaryDirectory() as directory:

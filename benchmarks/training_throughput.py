@@ -15,8 +15,8 @@ padding, so every checkout does exactly the same work. With --baseline, workers 
 between the two checkouts, repeat by repeat, so a busy machine slows them alike.
 
 This checkout is measured in both compute types (--dtype bf16 and fp32), the baseline with its own
-default. The peak is measured here, not quoted (train/hardware.py): a (4096 x 256) @ (256 x 1024)
-matmul in each type. MFU = 6 x parameters x tokens/s / peak of the step's type.
+default. The peak is measured here, not quoted (train/loop/hardware.py): a (4096 x 256) @ (256 x
+1024) matmul in each type. MFU = 6 x parameters x tokens/s / peak of the step's type.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ PROFILE_ROWS = 12
 
 
 def trainer_flags(args: argparse.Namespace, out: Path) -> list[str]:
-    """The flags every checkout's train.config.parse_args understands."""
+    """The flags every checkout's train.loop.config.parse_args understands."""
     flags = ["--preset", "dry-run" if args.dry_run else "cpu", "--out", str(out)]
     flags += ["--data-dir", str(args.data_dir), "--data-limit", str(args.data_limit)]
     if not args.dry_run:
@@ -57,12 +57,12 @@ def trainer_flags(args: argparse.Namespace, out: Path) -> list[str]:
 
 def build_trainer(args: argparse.Namespace, out: Path):
     """The checkout's own Trainer, with one synthetic batch of identical rows' lengths: collated
-    by train.loader where the checkout has it, else (checkouts before the DataLoader, 03f0cc5
+    by train.data.loader where the checkout has it, else (checkouts before the DataLoader, 03f0cc5
     and earlier) the rows' indices into the trainer's train_pairs, which its step collated."""
     import random
 
-    from train.config import parse_args
-    from train.trainer import Trainer
+    from train.loop.config import parse_args
+    from train.loop.trainer import Trainer
 
     trainer = Trainer(parse_args(trainer_flags(args, out)))
     vocab = trainer.model_config.vocab_size
@@ -73,8 +73,8 @@ def build_trainer(args: argparse.Namespace, out: Path):
         for _ in range(rows)
     ]
     try:
-        from train.encoded_corpus import FlatPairs
-        from train.loader import collate
+        from train.data.encoded_corpus import FlatPairs
+        from train.data.loader import collate
     except ImportError:
         trainer.train_pairs = pairs
         return trainer, list(range(rows))
@@ -129,7 +129,7 @@ def profile_table(trainer, batch, steps: int) -> str:
         f"{event.key:<18} {event.cpu_time_total / 1000 / steps:>9.1f} ms on the host, "
         f"{getattr(event, 'device_time_total', 0) / 1000 / steps:>9.1f} ms on the device"
         for event in averages
-        if event.key.startswith("step: ")  # the trainer's phases (train/trainer.py train_step)
+        if event.key.startswith("step: ")  # the trainer's phases (train/loop/trainer.py train_step)
     ]
     table = averages.table(sort_by="self_cpu_time_total", row_limit=PROFILE_ROWS)
     return "\n".join(["phases of a step, per step:", *phases, "", table])
@@ -164,7 +164,7 @@ def shape_options(args: argparse.Namespace) -> dict:
 
 
 def report(args: argparse.Namespace, runs: dict[str, list[dict]]) -> None:
-    from train.hardware import (
+    from train.loop.hardware import (
         choose_dtype,
         cpu_flags,
         gpu_matmul_peak_flops,

@@ -1,5 +1,5 @@
-"""Argument types shared by the command lines (core.translate, train.evaluate): a bad value is an
-argparse error (usage, message, exit status 2) before any work is done."""
+"""Argument types shared by the command lines (core.translate, train.shipping.evaluate): a bad value
+is an argparse error (usage, message, exit status 2) before any work is done."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from core.model.transformer import Transformer
 from core.text.tokenizer import EOS_ID, Tokenizer
 from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
-from train.environment import APP_PACKAGES
+from train.loop.environment import APP_PACKAGES
 
 TINY = ModelConfig(
     vocab_size=400,
@@ -131,7 +131,7 @@ def surveyed(translator, pairs, tiny_model_dir):
 
 def skip_without_app() -> None:
     """Skip the calling test module (or conftest's folder) on a machine without the app's
-    packages: one that only trains (requirements-train.txt, train/environment.py)."""
+    packages: one that only trains (requirements-train.txt, train/loop/environment.py)."""
     for package in APP_PACKAGES:
         pytest.importorskip(package, reason="the app's packages (requirements.txt) are missing")
 

@@ -6,8 +6,8 @@ import sys
 
 import torch
 
-from train.config import parse_args
-from train.trainer import Trainer
+from train.loop.config import parse_args
+from train.loop.trainer import Trainer
 
 if __name__ == "__main__":
     trainer = Trainer(parse_args(sys.argv[1:]))

@@ -1,14 +1,14 @@
-"""python -m train [--preset dry-run|cpu|full] [flags]: see train/config.py, or --help."""
+"""python -m train [--preset dry-run|cpu|full] [flags]: see train/loop/config.py, or --help."""
 
 import sys
 
 from core.errors import InputError
 from core.files.checkpoint import CheckpointError
-from train.checkpoints import ResumeConflict
-from train.config import parse_args
-from train.data import CorpusError
-from train.run_folder import ForeignFolder
-from train.trainer import Trainer
+from train.data.corpora import CorpusError
+from train.loop.checkpoints import ResumeConflict
+from train.loop.config import parse_args
+from train.loop.run_folder import ForeignFolder
+from train.loop.trainer import Trainer
 
 if __name__ == "__main__":
     try:

@@ -21,7 +21,7 @@ rewritten after every phase and on SIGTERM or SIGINT (it then says which phase w
 how far training got), and it never holds NaN.
 
 --rehearse proves the path on a CPU: the dry-run model, --device cpu, a few sentences scored, the
-tests and the trainer without the app's packages (train/environment.py).
+tests and the trainer without the app's packages (train/loop/environment.py).
 """
 
 from __future__ import annotations
@@ -43,12 +43,12 @@ import torch
 from core.cli import positive_float
 from core.files.model_dir import SNAPSHOT_DIR, open_model_dir
 from core.translator import DEFAULT_MODEL, Translator
-from train.data import default_data_dir
-from train.environment import app_packages_imported, without_app
-from train.evaluate import TEST_SETS, evaluate
-from train.hardware import gpu_matmul_peak_flops, matmul_peak_flops, model_flops_utilisation
-from train.run_control import Stopped, run_group, stopped_by_signals, write_json
-from train.run_folder import RunDir
+from train.data.corpora import default_data_dir
+from train.loop.environment import app_packages_imported, without_app
+from train.loop.hardware import gpu_matmul_peak_flops, matmul_peak_flops, model_flops_utilisation
+from train.loop.run_control import Stopped, run_group, stopped_by_signals, write_json
+from train.loop.run_folder import RunDir
+from train.shipping.evaluate import TEST_SETS, evaluate
 
 REPO = Path(__file__).resolve().parent.parent
 PART_BYTES = 15 * 2**20
@@ -66,7 +66,7 @@ REHEARSAL_SENTENCES = 20  # per test set and language, scored in a rehearsal
 REHEARSAL_MINUTES = 0.25
 CPU_PEAK_REPEATS = 3
 # A few minutes' run of some thousands of steps: its final model averages its last checkpoints, a
-# few hundred steps apart, from the run's last half (train/checkpoints.py)
+# few hundred steps apart, from the run's last half (train/loop/checkpoints.py)
 GPU_CHECKPOINT_EVERY = 250  # a rehearsal's training time at most
 # What the run takes after its training minutes: the export's averaging and validation, scoring
 # 4,048 sentences with beam 4 and packing (an estimate, until a GPU run's report.json measures
@@ -254,7 +254,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "(default: %(default)s)",
     )  # fmt: skip
     parser.add_argument(
-        "--data-dir", type=Path, default=default_data_dir(), help="corpora folder (train/data.py)"
+        "--data-dir",
+        type=Path,
+        default=default_data_dir(),
+        help="corpora folder (train/data/corpora.py)",
     )
     parser.add_argument(
         "--vocab-from",
@@ -285,7 +288,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if not args.data_dir.is_dir():  # at once, not after minutes of tests on a lent GPU
         parser.error(
             f"--data-dir {args.data_dir}: no such folder; copy the corpora there (see "
-            "train/data.py) or set ATTENTION_LAB_DATA"
+            "train/data/corpora.py) or set ATTENTION_LAB_DATA"
         )
     args.run_dir = args.run_dir or args.out.with_name(f"{args.out.name}-run")
     if args.run_dir.resolve().is_relative_to(args.out.resolve()):

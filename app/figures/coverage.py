@@ -45,7 +45,7 @@ def percent(share: float | None) -> str:
 def _words_of(study: MeasuredFlags) -> str:
     return (
         f"{study.words} words of the model's own translations labelled by hand "
-        f"({study.problems} dropped or said twice; train/coverage_labels.tsv)"
+        f"({study.problems} dropped or said twice; train/studies/coverage_labels.tsv)"
     )
 
 
@@ -54,7 +54,7 @@ def _held_out(precision: float | None, recall: float | None) -> str:
         f"Of the words these thresholds flag, {percent(precision)} were really dropped or said "
         f"twice; of the words that were, they flag {percent(recall)}. Thresholds chosen on half "
         "the sentences, scored on the other half, and the halves swapped (`python -m "
-        "train.coverage_study`)."
+        "train.studies.coverage_study`)."
     )
 
 
@@ -77,8 +77,8 @@ def measured_note(study: MeasuredFlags | None, shown: str | None, pieces: bool) 
     if study is None:
         return (
             "**Not measured on this model**: its card has no coverage study (`python -m "
-            "train.coverage_study --card <model>`), or one made on another model.pt. The flags "
-            "are candidates only."
+            "train.studies.coverage_study --card <model>`), or one made on another model.pt. "
+            "The flags are candidates only."
         )
     on = _words_of(study)
     if pieces:

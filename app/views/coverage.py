@@ -44,8 +44,8 @@ OCCLUSION_VIEW = Aggregation(OCCLUSION)  # the lens's coverage: one "layer" of o
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def measured_study(model_dir: str, model_changed: float) -> MeasuredFlags | None:
-    """The coverage study's record in the model's card (python -m train.coverage_study), None
-    without one or when it was measured on another model.pt (``model_changed``, its mtime, keys
+    """The coverage study's record in the model's card (python -m train.studies.coverage_study),
+    None without one or when it was measured on another model.pt (``model_changed``, its mtime, keys
     the cache)."""
     directory = ModelDir(model_dir)
     study = measured_flags(directory.read_card())
@@ -98,7 +98,7 @@ layer = ui.pick(
     format_func=views.get,
     in_presentation=True,
     help="The measured best is the aggregation and thresholds that found dropped and repeated "
-    "words best on the labelled set of python -m train.coverage_study"
+    "words best on the labelled set of python -m train.studies.coverage_study"
     + (
         f"; of all it measured, the {OCCLUSION} lens (the Explain page's), which takes a pass of "
         "the model per output piece; of attention alone, the best needs nothing more."

@@ -192,8 +192,8 @@ else:
     )
 if survey is not None and not current:
     st.warning(
-        "The head survey was computed on an earlier model: run `python -m train.head_survey` "
-        "again to bring it up to date."
+        "The head survey was computed on an earlier model: run "
+        "`python -m train.shipping.head_survey` again to bring it up to date."
     )
 
 st.header("Which heads matter for this sentence")
@@ -253,8 +253,9 @@ if survey is not None:
     )
 else:
     st.caption(
-        "No head survey beside this model: `python -m train.head_survey --model <its folder>` "
-        "computes the statistics over a validation sample and the pruning curve."
+        "No head survey beside this model: "
+        "`python -m train.shipping.head_survey --model <its folder>` computes the statistics "
+        "over a validation sample and the pruning curve."
     )
 
 switched = settings.present and bool(st.session_state.get("off"))

@@ -21,12 +21,12 @@ def cached_lens(request: Request) -> tuple[LogitLens, DirectContributions]:
 
 
 def measured_sentence(card: dict) -> str:
-    """What the model's lens study (python -m train.lens_study) measured, for students."""
+    """What the model's lens study (python -m train.studies.lens_study) measured, for students."""
     study = card.get("lens_study")
     if not study:
         return (
             "**Not measured on this model**: its card has no lens study (`python -m "
-            "train.lens_study --card <model>`)."
+            "train.studies.lens_study --card <model>`)."
         )
     results = study["results"]
     means = ", ".join(f"layer {r['mean_layer']:.1f} into {t}" for t, r in results.items())

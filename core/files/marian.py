@@ -19,7 +19,7 @@ the sinusoids lie sines first, cosines after
 post-LN, scales the embeddings by sqrt(d_model) and shares one embedding matrix between encoder,
 decoder and output. A pre-LN directory of the same files (model_type "pegasus": pre-LN layers
 with a final LayerNorm on each stack, otherwise Marian's layout) is read too: it is what
-train/export_hf.py writes for a pre-LN model of ours.
+train/shipping/export_hf.py writes for a pre-LN model of ours.
 
 A model with two vocabularies of their own ids (``share_encoder_decoder_embeddings: false``),
 untied output weights, or encoder and decoder of different widths is refused with a

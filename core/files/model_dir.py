@@ -2,24 +2,26 @@
 
 A model directory (the shipped pretrained/en-de-fr, a training run's model/) holds::
 
-    file             written by           read by                        format
-    ---------------  -------------------  -----------------------------  ----------------------
-    model.pt         the trainer's        Translator.load, the head      torch.save dict (1)
-                     export               survey, --init-from
-    spm.model        the trainer's        Translator.load                SentencePiece model
+    file             written by                  read by                        format
+    ---------------  --------------------------  -----------------------------  --------------------
+    model.pt         the trainer's               Translator.load, the head      torch.save dict (1)
+                     export                      survey, --init-from
+    spm.model        the trainer's               Translator.load                SentencePiece model
                      export (a copy)
-    truecase.en      the trainer's        Translator.load                Moses truecase model (6)
-                     export (a copy)
-    card.json        the trainer's        Translator.load (its card),    JSON object (2)
-                     export, train.card,  the snapshots' last step,
-                     train.width_study    --init-from, train.card
-    card.md          train.card_md,       the app's Model page           Markdown, for people
-                     train.width_study
-    metrics.jsonl    the trainer's        the app's Model and Training   JSON lines (3)
-                     export (lineage)     dynamics pages, train.card
-    snapshots/       the trainer's        the app's Training dynamics    as model.pt (4)
-     step_NNNNNNN.pt export (lineage)     page and training-step slider
-    heads.json       train.head_survey    the app's Heads lab            JSON (5)
+    truecase.en      the trainer's               Translator.load                Moses truecase
+                     export (a copy)                                            model (6)
+    card.json        the trainer's               Translator.load (its card),    JSON object (2)
+                     export,                     the snapshots' last step,
+                     train.shipping.card,        --init-from,
+                     train.studies.width_study   train.shipping.card
+    card.md          train.shipping.card_md,     the app's Model page           Markdown, for people
+                     train.studies.width_study
+    metrics.jsonl    the trainer's               the app's Model and Training   JSON lines (3)
+                     export (lineage)            dynamics pages,
+                                                 train.shipping.card
+    snapshots/       the trainer's               the app's Training dynamics    as model.pt (4)
+     step_NNNNNNN.pt export (lineage)            page and training-step slider
+    heads.json       train.shipping.head_survey  the app's Heads lab            JSON (5)
 
 (1) {"format": "attention-lab/1", "config": the ModelConfig's fields, "state_dict": float16
     tensors, "metadata": dict}, see core/files/checkpoint.py; read with
@@ -28,7 +30,7 @@ A model directory (the shipped pretrained/en-de-fr, a training run's model/) hol
 (2) UTF-8, indented by 2, a newline at the end. No card reads as {}; a card that is not a JSON
     object is a CheckpointError naming it.
 (3) One JSON object a line, each with its "step" (core/files/metrics_log.py): the run's log, after
-    the log of the model it was continued from, on one step axis (train/lineage.py).
+    the log of the model it was continued from, on one step axis (train/loop/lineage.py).
 (4) The model at a few log-spaced training steps, metadata {"step", "train_seconds"}; the final
     model.pt comes last, at the card's training.steps (:meth:`ModelDir.snapshots`).
 (5) The head survey (core/inspection/head_survey.py), with the sha256 of the model.pt it was
@@ -41,7 +43,7 @@ mid-write leaves the previous file whole, and a hidden ``.<name>.<random>.tmp`` 
 looks at. The one file appended to, a run's metrics.jsonl, is read skipping a half-written line.
 
 A training run's folder shares these names, with spm.vocab beside spm.model (SentencePiece writes
-both); its layout is train's (train/run_folder.py).
+both); its layout is train's (train/loop/run_folder.py).
 
 To read a directory a person chose, :func:`open_model_dir` finds its format among
 :data:`FORMATS`, this one or a MarianMT directory of transformers (:class:`MarianDir`), or says
@@ -162,8 +164,8 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class TrainingFiles:
-    """What a run folder (train/run_folder.py) and a model directory have alike: the vocabulary,
-    the training log and the snapshots."""
+    """What a run folder (train/loop/run_folder.py) and a model directory have alike: the
+    vocabulary, the training log and the snapshots."""
 
     path: Path
 

@@ -32,11 +32,12 @@ punctuation fused to a word ("tired.") a column of its own, so that the attentio
 stop soaks up does not make its word look said twice.
 
 Which heads to read, and the thresholds, are measured rather than assumed: ``python -m
-train.coverage_study`` scores every :class:`Aggregation` (every head, one layer, the survey's
-alignment-like heads, the Explain page's lenses through :func:`lens_coverage`) against words
-labelled by hand (train/coverage_labels.tsv), and the model card keeps every aggregation's precision
-and recall, read back by :func:`measured_flags`: the best of the cross-attention's aggregations,
-and the best of all when that is a lens (on the shipped model occlusion, :func:`occlusion_rows`).
+train.studies.coverage_study`` scores every :class:`Aggregation` (every head, one layer, the
+survey's alignment-like heads, the Explain page's lenses through :func:`lens_coverage`) against
+words labelled by hand (train/studies/coverage_labels.tsv), and the model card keeps every
+aggregation's precision and recall, read back by :func:`measured_flags`: the best of the
+cross-attention's aggregations, and the best of all when that is a lens (on the shipped model
+occlusion, :func:`occlusion_rows`).
 """
 
 from __future__ import annotations
@@ -220,7 +221,7 @@ def occlusion_rows(model: Transformer, result: Translation) -> np.ndarray:
     """The Explain page's occlusion lens (:func:`core.inspection.attribution.occlusion`) for every
     output piece, (output pieces, source pieces): the drop in log p(y_t) with source piece j
     replaced by <unk>, one batch of the sentence with each piece hidden per output piece. Read as
-    coverage by :func:`lens_coverage`, as train/coverage_study.py measured it."""
+    coverage by :func:`lens_coverage`, as train/studies/coverage_study.py measured it."""
     from core.inspection import attribution  # Captum loads when a lens is asked for
 
     rows = result.attention.cross.weights.shape[2]
@@ -340,7 +341,7 @@ def alignment_heads(diagonality: np.ndarray, threshold: float = ALIGNMENT_THRESH
     return Aggregation("alignment-like heads", heads=heads)
 
 
-STUDY_KEY = "coverage_study"  # the model card's record of python -m train.coverage_study
+STUDY_KEY = "coverage_study"  # the model card's record of python -m train.studies.coverage_study
 LENS_PREFIX = "lens: "  # the study's name of an Explain lens read as coverage: "lens: occlusion"
 
 
@@ -387,7 +388,7 @@ class MeasuredFlags:
 
 
 def measured_flags(card: dict) -> MeasuredFlags | None:
-    """The study's best flags from a model card's record (see train/coverage_study.py), None
+    """The study's best flags from a model card's record (see train/studies/coverage_study.py), None
     when the card has none: its ``best`` (of the cross-attention's aggregations), and the best
     of all its aggregations when that is a lens, by the same rule (:func:`best_entry`)."""
     record = card.get(STUDY_KEY)

@@ -1,7 +1,7 @@
 """What every head does on average, and what the model loses as heads go: ``heads.json``.
 
-A head survey is computed once per model by a command (``python -m train.head_survey``), on a
-sample of the validation split (by default 100 en->de + 100 en->fr pairs, evenly spread over it),
+A head survey is computed once per model by a command (``python -m train.shipping.head_survey``), on
+a sample of the validation split (by default 100 en->de + 100 en->fr pairs, evenly spread over it),
 and stored beside the model as ``<model dir>/heads.json``, never on a page load. For each kind of
 attention ("encoder", "decoder", "cross") it holds
 

@@ -2,7 +2,7 @@
 
 A model directory keeps float16 copies of the model at log-spaced training steps beside the
 final model, and its training log on the same step axis (core/files/model_dir.py lists them; the
-trainer writes them, see train/lineage.py). Here each snapshot translates the user's sentence,
+trainer writes them, see train/loop/lineage.py). Here each snapshot translates the user's sentence,
 and, so that every step's map has the same rows and columns, also reads the final model's
 translation by teacher forcing (Translator.trace).
 """
@@ -23,9 +23,10 @@ from core.translator import Translation, Translator
 
 @dataclass(frozen=True)
 class VocabularyChange:
-    """The model was moved onto a new vocabulary during its training (train/vocabulary_transfer.py):
-    its snapshots up to ``at_step`` are the earlier model's, moved onto this vocabulary (their
-    layers as trained, each new piece's embedding built from the old pieces that spell it)."""
+    """The model was moved onto a new vocabulary during its training
+    (train/loop/vocabulary_transfer.py): its snapshots up to ``at_step`` are the earlier model's,
+    moved onto this vocabulary (their layers as trained, each new piece's embedding built from the
+    old pieces that spell it)."""
 
     at_step: int
     old_vocab_size: int

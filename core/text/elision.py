@@ -22,7 +22,7 @@ _GLUED = re.compile(rf"(?i){_START}({_ELIDED}{_APOSTROPHES})(?=\w)")
 _SPLIT = re.compile(rf"(?i){_START}({_ELIDED}{_APOSTROPHES}) (?=\w)")
 
 
-# for readers joining the split text themselves (train/export_hf.py prints it)
+# for readers joining the split text themselves (train/shipping/export_hf.py prints it)
 JOIN_PATTERN = _SPLIT.pattern
 
 

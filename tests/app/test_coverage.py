@@ -132,7 +132,7 @@ def test_the_compare_page_shows_both_searches_coverage(app, translator):
 def entry(
     name: str, f1: float, precision: float, recall: float, under=0.5, over=1.5, a_priori=(0.1, 0.6)
 ) -> dict:
-    """One aggregation's scores as train.coverage_study records them (the counts left out):
+    """One aggregation's scores as train.studies.coverage_study records them (the counts left out):
     ``a_priori`` (precision, recall), cross-validated ``f1``, ``precision`` and ``recall``, and
     the thresholds tuned on every word."""
     return {
@@ -144,8 +144,8 @@ def entry(
 
 
 def studied_copy(tiny_model_dir, tmp_path, best: dict, lens: dict | None = None) -> ModelDir:
-    """The tiny model with a coverage study in its card, as train.coverage_study writes it, with
-    the ``lens`` entry among its aggregations when given."""
+    """The tiny model with a coverage study in its card, as train.studies.coverage_study writes it,
+    with the ``lens`` entry among its aggregations when given."""
     model_dir = ModelDir(tmp_path / "studied")
     shutil.copytree(tiny_model_dir, model_dir.path)
     aggregations = [
@@ -156,7 +156,7 @@ def studied_copy(tiny_model_dir, tmp_path, best: dict, lens: dict | None = None)
         "words": 70,
         "problems": 14,
         "model_sha256": model_dir.model_sha256(),
-        "command": "python -m train.coverage_study",
+        "command": "python -m train.studies.coverage_study",
         "aggregations": [*aggregations, *([lens] if lens else [])],
         "best": best,
     }
@@ -306,9 +306,9 @@ def test_a_long_texts_occlusion_waits_for_its_button_the_attention_best_shown_me
 @pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="no shipped model")
 def test_the_shipped_pages_occlusion_flags_are_the_studys_for_a_labelled_sentence(monkeypatch):
     """The shipped card's measured best is occlusion; on a labelled sentence the page's bars and
-    flags are what train.coverage_study computes for its labelled words: the second "very" of
-    "The very, very old dog barely moved." flagged dropped into French, as labelled."""
-    from train.coverage_study import (
+    flags are what train.studies.coverage_study computes for its labelled words: the second "very"
+    of "The very, very old dog barely moved." flagged dropped into French, as labelled."""
+    from train.studies.coverage_study import (
         DRY_RUN_IG_STEPS,
         LABELS,
         by_sentence,

@@ -17,7 +17,7 @@ from core.cli import finite_float, non_negative_int, positive_int
 from core.device import resolve_device
 from core.translate import main as translate
 from core.translator import Translator
-from train.evaluate import main as evaluate
+from train.shipping.evaluate import main as evaluate
 
 
 def run(main, *args, stdin=b""):

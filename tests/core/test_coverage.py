@@ -275,7 +275,7 @@ def test_occlusion_rows_are_the_explain_lens_for_every_output_piece(translator):
 
 
 def study_entry(name: str, f1: float, precision=0.2, recall=0.5, under=0.5, over=1.5) -> dict:
-    """One aggregation as train.coverage_study records it (the counts left out)."""
+    """One aggregation as train.studies.coverage_study records it (the counts left out)."""
     return {
         "name": name,
         "a_priori": {"under": 0.5, "over": 1.5, "precision": precision, "recall": recall},
@@ -289,7 +289,7 @@ def study_record(*entries: dict) -> dict:
         "words": 60,
         "problems": 12,
         "model_sha256": "ab" * 32,
-        "command": "python -m train.coverage_study",
+        "command": "python -m train.studies.coverage_study",
         "aggregations": list(entries),
         "best": {"name": "layer 3", "layer": 2, "heads": [], "under": 0.3, "over": 2.1,
                  "precision": 0.4, "recall": 0.25, "f1": 0.3},
@@ -326,9 +326,9 @@ def test_a_lens_better_than_attention_is_read_as_the_best_of_all():
 @pytest.mark.slow
 @pytest.mark.skipif(not DEFAULT_MODEL.is_dir(), reason="no shipped model")
 def test_the_measured_best_flags_on_the_issues_sentences():
-    """The card's measured best (train/coverage_study.py) on issue #48's sentences into German:
-    neither "1992" nor "tired" is flagged; the flags still miss "Area" and "quietly" (dropped)
-    and "closed" (said twice), and flag "wooden" and "was", translated once: what its
+    """The card's measured best (train/studies/coverage_study.py) on issue #48's sentences into
+    German: neither "1992" nor "tired" is flagged; the flags still miss "Area" and "quietly"
+    (dropped) and "closed" (said twice), and flag "wooden" and "was", translated once: what its
     cross-validated precision (7%) and recall (30%) say."""
     from core.files.model_dir import ModelDir
 

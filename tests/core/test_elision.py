@@ -4,8 +4,8 @@ import pytest
 
 from core.text.elision import join_elisions, split_elisions
 from core.text.tokenizer import EOS_ID
-from train.batching import encode_examples
-from train.data import Example
+from train.data.batching import encode_examples
+from train.data.corpora import Example
 
 
 @pytest.mark.parametrize(

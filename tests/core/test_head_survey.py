@@ -32,8 +32,8 @@ from core.model.transformer import Transformer
 from core.scoring import score_translations
 from tests.conftest import ALPHA, BEAM, TINY, plain_translations
 from tests.training import write_tiny_data
-from train.data import load_corpus
-from train.head_survey import main, validation_sample
+from train.data.corpora import load_corpus
+from train.shipping.head_survey import main, validation_sample
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -269,7 +269,7 @@ def test_the_dry_run_writes_a_loadable_survey_and_leaves_the_model_alone(
     shutil.copytree(tiny_model_dir, model_dir)
     (tmp_path / "work").mkdir()
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "train.head_survey", "--dry-run"]
+    command = [sys.executable, "-m", "train.shipping.head_survey", "--dry-run"]
     command += ["--model", str(model_dir), "--data-dir", str(data_dir)]
     process = subprocess.run(
         command, cwd=tmp_path / "work", env=env, capture_output=True, text=True, timeout=600

@@ -13,7 +13,7 @@ from core.text.clauses import clause_parts
 from core.translate import main as translate_main
 from core.translator import LongSources, Translator
 from tests.core.test_cli import run
-from train.evaluate import main as evaluate_main
+from train.shipping.evaluate import main as evaluate_main
 
 # clauses of the tiny vocabulary's words (support/tiny_corpus.py), each well within 12 pieces
 LONG = "The dog, the cat, the man, the woman, the child, the house, the garden, and the book"

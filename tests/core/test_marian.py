@@ -29,8 +29,8 @@ from core.translator import Translator
 from support.tiny_corpus import tiny_corpus
 from tests.marian_model import build_marian_dir
 from tests.training import write_tiny_data
-from train.evaluate import main as evaluate_main
-from train.head_survey import main as survey_main
+from train.shipping.evaluate import main as evaluate_main
+from train.shipping.head_survey import main as survey_main
 
 transformers = pytest.importorskip("transformers")
 
@@ -271,8 +271,8 @@ def test_the_command_lines_take_a_marian_directory(marian_dir, tmp_path, capsys)
 
 
 def test_the_head_survey_runs_on_a_marian_directory(marian_dir, tmp_path):
-    """train.head_survey on a Marian model: its languages' validation pairs only (the one-target
-    model's German), and the survey names the weights file it was computed on."""
+    """train.shipping.head_survey on a Marian model: its languages' validation pairs only (the
+    one-target model's German), and the survey names the weights file it was computed on."""
     one = build_marian_dir(tmp_path / "one", targets=("de",))
     data = write_tiny_data(tmp_path / "data")
     output = tmp_path / "heads.json"

@@ -32,7 +32,7 @@ from tests.conftest import TINY
 REPO = Path(__file__).resolve().parents[2]
 # Every file of core/files/model_dir.py's docstring, as code would spell it; the folder too
 # (snapshots/) is named there, but "snapshots" is also a card's key. A run folder's own names are
-# train/run_folder.py's (tests/train/test_run_folder.py).
+# train/loop/run_folder.py's (tests/train/test_run_folder.py).
 FILES = ["model.pt", "spm.model", "spm.vocab", "card.json", "card.md", "metrics.jsonl"]
 FILES += ["heads.json"]
 

@@ -5,7 +5,7 @@ import random
 import re
 
 from core.text.tokenizer import EOS_ID
-from train.augment import (
+from train.data.augment import (
     Augmentation,
     british_spelling,
     concatenated,
@@ -14,8 +14,8 @@ from train.augment import (
     names_in,
     with_copies,
 )
-from train.batching import encode_examples
-from train.data import Example
+from train.data.batching import encode_examples
+from train.data.corpora import Example
 
 CORPUS = [
     Example("de", "Tom was born in 1992.", "Tom wurde 1992 geboren."),

@@ -1,4 +1,4 @@
-"""train/blend.py: theta(w) = (1 - w) theta_start + w theta_run, and the weight chosen on
+"""train/shipping/blend.py: theta(w) = (1 - w) theta_start + w theta_run, and the weight chosen on
 validation data keeps the start model's in-domain score."""
 
 import json
@@ -10,8 +10,8 @@ from core.files.model_dir import ModelDir
 from core.model.transformer import Transformer
 from tests.conftest import TINY
 from tests.training import write_tiny_data
-from train import blend
-from train.run_folder import RunDir
+from train.loop.run_folder import RunDir
+from train.shipping import blend
 
 
 def tiny(seed: int) -> Transformer:
@@ -80,7 +80,7 @@ def test_blending_a_run_writes_the_chosen_blend_and_keeps_the_runs_own_model(
 
 
 def test_the_card_says_the_model_is_a_blend_and_shows_the_table():
-    from train.card_md import training_section
+    from train.shipping.card_md import training_section
 
     table = [row(0.0, 40.0, 60.0, 5.0), row(0.7, 40.5, 60.5, 7.0)]
     record = {"start": "pretrained/en-de-fr", "weight": 0.7, "sentences": 500, "beam_size": 4}

@@ -10,12 +10,14 @@ import torch
 from core import PAPER_DECODING
 from core.translator import Translator
 from tests.train.test_train import data_dir, run_train  # noqa: F401  (data_dir is a fixture)
-from train import card, card_md, lineage, sources
-from train.card_sections.leakage import leakage_section
-from train.card_sections.tables import equal_minutes_table, percent
-from train.card_sections.term_test import term_test_section
-from train.final_model import describe_hardware
-from train.run_folder import RunDir
+from train.data import sources
+from train.loop import lineage
+from train.loop.final_model import describe_hardware
+from train.loop.run_folder import RunDir
+from train.shipping import card, card_md
+from train.shipping.card_sections.leakage import leakage_section
+from train.shipping.card_sections.tables import equal_minutes_table, percent
+from train.shipping.card_sections.term_test import term_test_section
 
 
 @pytest.mark.slow
@@ -178,7 +180,7 @@ def test_the_mixture_line_names_a_dictionary_only_when_the_run_trained_on_it():
 
 def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
     term_test = {
-        "command": "python -m train.term_test --model m",
+        "command": "python -m train.studies.term_test --model m",
         "held_out": "500 of ding-terms, 200 of freedict-terms",
         "seed": 51,
         "carrier": "The word is {}.",
@@ -203,11 +205,13 @@ def test_the_term_test_and_leakage_sections_show_the_record_with_its_command():
     assert "| freedict-terms | en-fr | 200 | 21.0% | 19.5% | 45 | 4.4% | 2.2% | 96.0% |" in section
     assert percent(None) == "-"  # a dictionary whose terms the sentences all show
     assert "(500 of ding-terms, 200 of freedict-terms, drawn at random" in section
-    assert '"The word is X."' in section and "`python -m train.term_test --model m`" in section
+    assert (
+        '"The word is X."' in section and "`python -m train.studies.term_test --model m`" in section
+    )
     assert "FreeDict" in section and "GPL-2+" in section and "Ding" not in section
     counts = {"sentences": 1012, "sentences_with_leak": 7, "words": 9, "most_frequent": ["und 2"]}
     leakage = {
-        "command": "python -m train.leakage",
+        "command": "python -m train.studies.leakage",
         "test_set": "FLORES-200 devtest",
         "beam_size": 4,
         "alpha": 0.6,
@@ -243,7 +247,7 @@ def test_the_models_terms_follow_from_its_datas_licences():
 
 
 def test_the_card_says_how_long_sentences_were_read():
-    from train.card_md import long_sentences_note
+    from train.shipping.card_md import long_sentences_note
 
     scores = [
         {"set": "FLORES-200 devtest", "pair": "en-de", "sentences": 1012, "long_sentences": 23,

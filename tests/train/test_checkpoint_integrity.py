@@ -8,8 +8,8 @@ import torch
 
 from core.files.checkpoint import atomic_save
 from core.files.metrics_log import DamagedLine, damaged_lines, read_metrics
-from train.checkpoints import load_checkpoint, newest_readable_checkpoint, state_checksum
-from train.run_folder import RunDir
+from train.loop.checkpoints import load_checkpoint, newest_readable_checkpoint, state_checksum
+from train.loop.run_folder import RunDir
 
 MARK = 1.2345  # the value of the tensor whose bytes are flipped: easy to find in the file
 

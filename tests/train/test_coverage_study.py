@@ -1,13 +1,13 @@
-"""The coverage study (train/coverage_study.py): its precision and recall on hand-made flags whose
-answer is known, thresholds tuned on other folds than those they score, the labelled set's shape,
-and the card's section."""
+"""The coverage study (train/studies/coverage_study.py): its precision and recall on hand-made flags
+whose answer is known, thresholds tuned on other folds than those they score, the labelled set's
+shape, and the card's section."""
 
 import numpy as np
 import pytest
 
 from core.inspection.coverage import Thresholds
-from train.card_sections.coverage import coverage_study_section
-from train.coverage_study import (
+from train.shipping.card_sections.coverage import coverage_study_section
+from train.studies.coverage_study import (
     LABELS,
     best_record,
     cross_validated,
@@ -104,7 +104,7 @@ def test_the_best_is_the_page_computable_aggregation_with_the_best_held_out_f1()
     best = best_record(records)
     assert (best["name"], best["layer"], best["under"], best["over"]) == ("layer 3", 2, 0.3, 2.0)
     record = {
-        "command": "python -m train.coverage_study",
+        "command": "python -m train.studies.coverage_study",
         "labels": "coverage_labels.tsv",
         "words": 50,
         "sentences": 5,
@@ -126,7 +126,7 @@ def test_the_best_is_the_page_computable_aggregation_with_the_best_held_out_f1()
 @pytest.mark.slow
 def test_the_dry_run_on_the_shipped_model(capsys):
     from core.translator import DEFAULT_MODEL
-    from train.coverage_study import main
+    from train.studies.coverage_study import main
 
     if not DEFAULT_MODEL.is_dir():
         pytest.skip("no shipped model")

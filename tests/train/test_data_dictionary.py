@@ -4,8 +4,7 @@ held-out terms never trained on."""
 import pytest
 
 from tests.training import write_gz, write_tiny_data
-from train.config import parse_args
-from train.data import (
+from train.data.corpora import (
     DICTIONARY_FILES,
     HELD_OUT_COUNTS,
     Corpus,
@@ -18,6 +17,7 @@ from train.data import (
     parse_mixture,
     term_key,
 )
+from train.loop.config import parse_args
 
 SHIPPED_MIXTURE = "tatoeba=1,multi30k=6,general=3,general.fr=2"
 

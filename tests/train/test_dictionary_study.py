@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from train import dictionary_study, hansard_study
+from train.studies import dictionary_study, hansard_study
 
 SHIPPED = Path(__file__).resolve().parents[2] / "pretrained" / "en-de-fr"
 

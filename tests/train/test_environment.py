@@ -7,9 +7,15 @@ import sys
 
 import pytest
 
-from train.environment import APP_PACKAGES, PAGE_PACKAGES, REPO, without_app
+from train.loop.environment import APP_PACKAGES, PAGE_PACKAGES, REPO, without_app
 
-TRAINING_MODULES = ("core", "train", "train.gpu_run", "train.evaluate", "train.trainer")
+TRAINING_MODULES = (
+    "core",
+    "train",
+    "train.gpu_run",
+    "train.shipping.evaluate",
+    "train.loop.trainer",
+)
 
 
 def requirement_names(file: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
-"""train.export_hf: a model of ours, loaded back by transformers (MarianMTModel for post-LN,
-PegasusForConditionalGeneration for pre-LN, MarianTokenizer), computes our logits and gives our
-greedy translations token for token; and the lab reads the exported folder back."""
+"""train.shipping.export_hf: a model of ours, loaded back by transformers (MarianMTModel for
+post-LN, PegasusForConditionalGeneration for pre-LN, MarianTokenizer), computes our logits and gives
+our greedy translations token for token; and the lab reads the exported folder back."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from core.text.truecase import Truecaser
 from core.translator import DEFAULT_MODEL, Translator
 from support.tiny_corpus import tiny_corpus
 from tests.conftest import TINY
-from train.export_hf import export, halves_order, main
+from train.shipping.export_hf import export, halves_order, main
 
 transformers = pytest.importorskip("transformers")
 
@@ -162,7 +162,7 @@ def test_the_shipped_model_round_trips_on_the_cards_examples(tmp_path):
 
 
 def test_exporting_into_the_model_directory_read_is_refused(tiny_model_dir, capsys):
-    from train.export_hf import main
+    from train.shipping.export_hf import main
 
     before = {p.name: p.read_bytes() for p in tiny_model_dir.iterdir() if p.is_file()}
     assert main(["--model", str(tiny_model_dir), "--out", str(tiny_model_dir)]) == 2

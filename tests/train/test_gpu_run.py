@@ -18,10 +18,10 @@ from core.files.model_dir import step_file
 from core.translator import Translator
 from tests.training import write_tiny_data
 from train import gpu_run
-from train.checkpoints import checkpoints_to_average
-from train.environment import without_app
-from train.state import TrainState
-from train.trainer import Trainer
+from train.loop.checkpoints import checkpoints_to_average
+from train.loop.environment import without_app
+from train.loop.state import TrainState
+from train.loop.trainer import Trainer
 
 REHEARSAL_TIMEOUT = 600  # < 3 minutes on an idle machine; the shared one runs it slower
 
@@ -98,7 +98,7 @@ def test_the_wall_budget_must_leave_time_to_train_and_the_run_folder_stay_out_of
 def test_training_stops_at_its_minutes_or_its_deadline_whichever_comes_first(
     monkeypatch, seconds, now, expected
 ):
-    monkeypatch.setattr("train.trainer.time.time", lambda: now)
+    monkeypatch.setattr("train.loop.trainer.time.time", lambda: now)
     trainer = SimpleNamespace(
         config=SimpleNamespace(max_minutes=1.0, stop_at=100.0, log_every=10),
         dist=SimpleNamespace(world_size=1, mean=lambda value: value),

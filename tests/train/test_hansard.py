@@ -5,13 +5,13 @@ import pytest
 
 from core.text.tokenizer import Tokenizer
 from tests.training import write_gz, write_tiny_data
-from train.augment import Augmentation, epoch_examples
-from train.batching import DOMAIN_TAG, encode_examples
-from train.card_md import mixture_text
-from train.config import parse_args
-from train.data import HANSARD_FILES, Example, load_corpus, parse_mixture
-from train.parliament import parliament_cleaned, without_address
-from train.sources import HANSARD_SOURCE, trained_named_corpora
+from train.data.augment import Augmentation, epoch_examples
+from train.data.batching import DOMAIN_TAG, encode_examples
+from train.data.corpora import HANSARD_FILES, Example, load_corpus, parse_mixture
+from train.data.parliament import parliament_cleaned, without_address
+from train.data.sources import HANSARD_SOURCE, trained_named_corpora
+from train.loop.config import parse_args
+from train.shipping.card_md import mixture_text
 
 HANSARD = [
     "Mr. Speaker, the budget helps families.\tMonsieur le Président, le budget aide les familles.",

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from train import leakage
-from train.data import default_data_dir
-from train.leakage import leakage_counts, leaked_words, register_count
+from train.data.corpora import default_data_dir
+from train.studies import leakage
+from train.studies.leakage import leakage_counts, leaked_words, register_count
 
 GERMAN = {"die", "maschine", "hat", "sich", "verbessert", "hallo", "berlin", "art"}
 FRENCH = {"la", "machine", "a", "beaucoup", "art", "dans", "ces"}

@@ -1,9 +1,10 @@
-"""train/lens_study.py: the settled layers summed up for the card, and the card's section."""
+"""train/studies/lens_study.py: the settled layers summed up for the card, and the card's
+section."""
 
 import numpy as np
 
-from train.card_sections.lens import lens_study_section
-from train.lens_study import summary
+from train.shipping.card_sections.lens import lens_study_section
+from train.studies.lens_study import summary
 
 
 def test_the_summary_leaves_out_positions_the_last_layer_does_not_rank_first():
@@ -25,10 +26,10 @@ def test_the_section_names_the_command_and_a_row_per_language():
             "de": summary(np.array([1, 2]), 2),
             "fr": summary(np.array([2, 2]), 2),
         },
-        "command": "python -m train.lens_study --card pretrained/en-de-fr",
+        "command": "python -m train.studies.lens_study --card pretrained/en-de-fr",
     }
     lines = lens_study_section(record)
-    assert "`python -m train.lens_study --card pretrained/en-de-fr`" in lines[2]
+    assert "`python -m train.studies.lens_study --card pretrained/en-de-fr`" in lines[2]
     assert lines[-2] == "| de | 2 | 100.0% | 1.50 | 0% | 50% | 100% |"
     assert lines[-1].startswith("| fr | 2 |")
     assert lens_study_section(None) == []

@@ -12,17 +12,17 @@ from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.text.tokenizer import BOS_ID, EOS_ID, PAD_ID
 from tests.training import run_train, write_tiny_data
-from train import encoded_corpus
-from train.batching import encode_examples, padded_width, token_batches
-from train.compiled import compile_layers, synthetic_batch, warm_up_widths
-from train.config import parse_args
-from train.data import load_corpus
-from train.encoded_corpus import FlatPairs, encoded_pairs, read_cached
-from train.hardware import FastPaths
-from train.loader import batch_loader, batch_shape, collate, next_epoch, real_share
-from train.loss import TranslationLoss
-from train.run_folder import RunDir
-from train.start import prepare_tokenizer
+from train.data import encoded_corpus
+from train.data.batching import encode_examples, padded_width, token_batches
+from train.data.corpora import load_corpus
+from train.data.encoded_corpus import FlatPairs, encoded_pairs, read_cached
+from train.data.loader import batch_loader, batch_shape, collate, next_epoch, real_share
+from train.loop.compiled import compile_layers, synthetic_batch, warm_up_widths
+from train.loop.config import parse_args
+from train.loop.hardware import FastPaths
+from train.loop.loss import TranslationLoss
+from train.loop.run_folder import RunDir
+from train.loop.start import prepare_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +144,7 @@ def test_bucketed_batches_have_one_shape_per_width_and_the_same_loss(corpus_and_
 
 
 def test_compiled_layers_build_no_graph_after_the_warm_up(corpus_and_tokenizer):
-    """The warm-up's two widths (train/compiled.py) leave each kind of layer (encoder, decoder)
+    """The warm-up's two widths (train/loop/compiled.py) leave each kind of layer (encoder, decoder)
     with at most two graphs, the second one with dynamic lengths, and no batch of any width
     builds another: torch._dynamo's counters, with a backend that traces forward and backward
     but generates no code."""

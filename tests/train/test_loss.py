@@ -7,8 +7,8 @@ import torch
 
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
-from train.hardware import CPU_LOSS_CHUNK_ROWS
-from train.loss import ProjectedLoss, TranslationLoss, label_smoothed_loss
+from train.loop.hardware import CPU_LOSS_CHUNK_ROWS
+from train.loop.loss import ProjectedLoss, TranslationLoss, label_smoothed_loss
 
 PAD = 0
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from train.run_control import Stopped, finite, run_group, stopped_by_signals, write_json
+from train.loop.run_control import Stopped, finite, run_group, stopped_by_signals, write_json
 
 
 def test_the_report_is_json_with_null_for_nan_and_infinity(tmp_path):

@@ -9,9 +9,15 @@ import pytest
 from core.files.model_dir import ModelDir
 from tests.core.test_model_dir import modules_spelling
 from tests.training import train_command
-from train import run_folder as run_folder_module
-from train.config import parse_args
-from train.run_folder import MARKER_FILE, ForeignFolder, RunDir, check_run_folder, claim_run_folder
+from train.loop import run_folder as run_folder_module
+from train.loop.config import parse_args
+from train.loop.run_folder import (
+    MARKER_FILE,
+    ForeignFolder,
+    RunDir,
+    check_run_folder,
+    claim_run_folder,
+)
 
 # The names a run folder has and a model directory has not, as code would spell them.
 RUN_FOLDER_NAMES = ["checkpoints", "encoded", "model_before_blend.pt", "attention-lab-run.json"]
@@ -107,7 +113,7 @@ def test_fresh_clears_only_what_the_trainer_wrote(tmp_path):
 
 
 def test_the_trainer_checks_the_folder_before_writing(model_dir):
-    from train.trainer import Trainer
+    from train.loop.trainer import Trainer
 
     config = parse_args(["--dry-run"])
     config.out = str(model_dir)  # past the flags' check, as a program might build it
@@ -147,7 +153,7 @@ def test_max_minutes_0_means_no_limit_and_the_leads_flags_pass(tmp_path):
 
 
 def test_only_the_run_folder_module_spells_its_names():
-    assert modules_spelling(RUN_FOLDER_NAMES) == {"train/run_folder.py"}
+    assert modules_spelling(RUN_FOLDER_NAMES) == {"train/loop/run_folder.py"}
     documented = run_folder_module.__doc__
     assert all(name in documented for name in ["checkpoints/", "encoded/", *RUN_FOLDER_NAMES[2:]])
 

@@ -2,7 +2,7 @@
 
 from core.text.tokenizer import Tokenizer
 from core.translator import DEFAULT_MODEL
-from train.term_pieces import common_words, cut_words, pieces_per_word, word_counts
+from train.studies.term_pieces import common_words, cut_words, pieces_per_word, word_counts
 
 
 def test_common_one_word_terms_cut_into_pieces_are_listed_most_frequent_first():

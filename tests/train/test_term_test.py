@@ -6,9 +6,9 @@ import json
 import pytest
 
 from tests.training import write_gz
-from train import term_test
-from train.data import DICTIONARY_FILES, default_data_dir
-from train.term_test import Term, contains_sense, score_terms, term_part_of_carrier
+from train.data.corpora import DICTIONARY_FILES, default_data_dir
+from train.studies import term_test
+from train.studies.term_test import Term, contains_sense, score_terms, term_part_of_carrier
 
 
 @pytest.mark.parametrize(
@@ -105,5 +105,5 @@ def test_the_dry_run_scores_five_terms_of_each_dictionary_on_the_shipped_model(c
         ("ding-terms", 5),
         ("freedict-terms", 5),
     ]
-    assert record["command"] == "python -m train.term_test --dry-run"
+    assert record["command"] == "python -m train.studies.term_test --dry-run"
     assert all(0 <= r["alone"] <= 1 and 0 <= r["carrier"] <= 1 for r in record["results"])

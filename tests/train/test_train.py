@@ -18,10 +18,8 @@ from core.files.metrics_log import read_metrics
 from core.files.model_dir import ModelDir
 from support.tiny_corpus import tiny_corpus
 from tests.training import run_train, write_tiny_data
-from train import hardware
-from train.batching import encode_examples, padded_width, token_batches
-from train.config import parse_args
-from train.data import (
+from train.data.batching import encode_examples, padded_width, token_batches
+from train.data.corpora import (
     Example,
     clean_pairs,
     corpus_weight,
@@ -30,12 +28,14 @@ from train.data import (
     load_corpus,
     repeat_by_weight,
 )
-from train.encoded_corpus import FlatPairs
-from train.hardware import best_seconds, choose_dtype
-from train.lineage import MODEL_FILES_BUDGET, log_spaced, snapshots_that_fit
-from train.loader import collate
-from train.schedule import continued_lr, cooldown, noam_lr
-from train.trainer import Trainer
+from train.data.encoded_corpus import FlatPairs
+from train.data.loader import collate
+from train.loop import hardware
+from train.loop.config import parse_args
+from train.loop.hardware import best_seconds, choose_dtype
+from train.loop.lineage import MODEL_FILES_BUDGET, log_spaced, snapshots_that_fit
+from train.loop.schedule import continued_lr, cooldown, noam_lr
+from train.loop.trainer import Trainer
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,9 @@ def test_tokens_per_second_counts_the_training_steps_own_time(data_dir, tmp_path
     the window's steps over those steps' own seconds (as elapsed_s counts them). The trainer's
     clock is a fake that only the steps (1 s each) and validations (100 s) move."""
     clock = types.SimpleNamespace(now=0.0)
-    monkeypatch.setattr("train.trainer.time", types.SimpleNamespace(perf_counter=lambda: clock.now))
+    monkeypatch.setattr(
+        "train.loop.trainer.time", types.SimpleNamespace(perf_counter=lambda: clock.now)
+    )
     tokens_per_step = []
     train_step = Trainer.train_step
 
@@ -144,7 +146,7 @@ def test_killed_run_resumes_from_its_checkpoint_and_ends_where_an_unbroken_run_e
 
 
 def run_evaluate(model_dir, *flags):
-    command = [sys.executable, "-m", "train.evaluate", "--model", str(model_dir), *flags]
+    command = [sys.executable, "-m", "train.shipping.evaluate", "--model", str(model_dir), *flags]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 

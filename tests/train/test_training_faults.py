@@ -10,7 +10,7 @@ from core.files.checkpoint import safe_load
 from core.files.metrics_log import read_metrics
 from core.text.tokenizer import Tokenizer
 from tests.training import run_train, write_tiny_data
-from train.data import CorpusError, read_lines
+from train.data.corpora import CorpusError, read_lines
 
 # 6 steps, a checkpoint and a validation every 3; the dry run keeps a snapshot at step 5
 FLAGS = ("--max-steps", "6", "--checkpoint-every", "3", "--eval-every", "3")

@@ -8,7 +8,8 @@ import pytest
 from core.files.model_dir import ModelDir
 from support.tiny_corpus import tiny_corpus
 from tests.training import run_train, write_gz, write_tiny_data
-from train import card, vocab_study
+from train.shipping import card
+from train.studies import vocab_study
 
 
 def test_pieces_per_word_counts_pieces_over_whitespace_words(tiny_model_dir):

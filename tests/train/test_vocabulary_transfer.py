@@ -1,5 +1,5 @@
-"""train/vocabulary_transfer.py: a trained model moved onto a new vocabulary keeps its layers, and
-each new piece's embedding row is the old row of the same piece or the mean of its old cut's."""
+"""train/loop/vocabulary_transfer.py: a trained model moved onto a new vocabulary keeps its layers,
+and each new piece's embedding row is the old row of the same piece or the mean of its old cut's."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from support.tiny_corpus import tiny_corpus
 from tests.conftest import FINAL_STEP
 from tests.train.test_train import data_dir  # noqa: F401  (a fixture)
 from tests.training import run_train
-from train.card_md import training_section
-from train.vocabulary_transfer import WORD_START, main, old_pieces_of, transfer
+from train.loop.vocabulary_transfer import WORD_START, main, old_pieces_of, transfer
+from train.shipping.card_md import training_section
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +138,7 @@ def test_a_run_continued_from_a_moved_model_ships_the_record(data_dir, tmp_path)
 def test_the_output_may_not_be_the_model_read_nor_the_vocabulary_too_small(
     tiny_model_dir, tmp_path, capsys
 ):
-    from train.vocabulary_transfer import main
+    from train.loop.vocabulary_transfer import main
 
     before = {p.name: p.read_bytes() for p in tiny_model_dir.iterdir() if p.is_file()}
     for flags, message in (

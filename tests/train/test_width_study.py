@@ -5,7 +5,8 @@ import json
 import pytest
 
 from tests.training import run_train, write_tiny_data
-from train import card, width_study
+from train.shipping import card
+from train.studies import width_study
 
 
 @pytest.mark.slow  # two training runs in subprocesses

@@ -1,0 +1,1 @@
+"""The data: corpora read and cleaned, their sources, each epoch's examples, encoded and batched."""
