@@ -8,7 +8,8 @@ the page (before Streamlit's header, sidebar and main content), opens a collapse
 reach the sentence box, and, as charts are drawn, takes their toolbar buttons out of the tab
 order and gives each chart's picture a role and a name, read from the figure itself
 (layout.meta, which app/ui.py's chart fills): no text of the sentence passes through HTML.
-It gives an answered radio group its focus back once the run it started has drawn it anew.
+It gives an answered radio group its focus back once the run it started has drawn it anew, and
+on a phone it closes the sidebar once a page link in it is chosen.
 """
 
 from __future__ import annotations
@@ -84,6 +85,14 @@ SCRIPT = f"""<span class="{MARKER}" hidden></span><script>
     event.preventDefault();
     toSentence();
   }}, true);
+  // on a phone the open sidebar covers the page (300 of 390 px): a page link closes it, as a
+  // phone's menu closes once an entry is chosen
+  const phone = window.matchMedia("(max-width: 767px)");
+  window.addEventListener("click", (event) => {{
+    if (!phone.matches || !event.target.closest?.('[data-testid="stSidebarNavLink"]')) return;
+    const close = '[data-testid="stSidebarCollapseButton"] button';
+    setTimeout(() => document.querySelector(close)?.click(), 0);
+  }});
   const label = () => {{
     // Streamlit's page list: a list whose entries are sections (a header and its links), which
     // screen readers and axe-core read as a broken list (docs/accessibility.md): each section

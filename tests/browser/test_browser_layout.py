@@ -264,6 +264,22 @@ def test_every_page_of_a_phone_shows_the_sentence_whole_captions_and_pickers(
         assert not page.locator("[data-testid='stException']").count(), path
 
 
+def test_a_page_link_closes_a_phones_sidebar_and_a_laptops_stays(server, page):  # noqa: F811
+    """On a phone the open sidebar covers 300 of 390 px: choosing a page closes it (app/access.py);
+    on a laptop, where it stands beside the page, it stays open."""
+    for (width, height), closes in ((PHONE, True), ((1280, 720), False)):
+        page.set_viewport_size({"width": width, "height": height})
+        open_page(page, server, "", text=SENTENCE)
+        if sidebar_collapsed(page):
+            page.locator("[data-testid='stExpandSidebarButton']").click()
+            page.wait_for_timeout(500)  # the sidebar's slide-in
+        assert not sidebar_collapsed(page)
+        page.locator("[data-testid='stSidebarNavLink']", has_text="Attention").click()
+        page.wait_for_url("**/attention**")
+        page.wait_for_timeout(800)  # the sidebar's slide-out
+        assert sidebar_collapsed(page) is closes, (width, height)
+
+
 @pytest.mark.parametrize("present", ["false", "true"], ids=["normal", "presentation"])
 def test_a_title_of_two_lines_stays_inside_its_chart(server, page, present):  # noqa: F811
     """The Heads lab's "What each piece of the normal translation loses ..." wraps to two lines
