@@ -16,7 +16,7 @@ class Dropout(nn.Module):
     On CPU, where nn.Dropout's per-element draws were a quarter of a training step, this measured
     11% more tokens per second (benchmarks/training_throughput.py). Elsewhere (a GPU, whose
     dropout is one fused kernel) ``byte_masks`` False takes F.dropout: the trainer chooses by
-    device (train/hardware.py, FastPaths).
+    device (train/loop/hardware.py, FastPaths).
     """
 
     def __init__(self, p: float) -> None:
