@@ -76,6 +76,21 @@ def test_resuming_with_another_architecture_says_to_start_fresh(data_dir, run_co
 
 
 @pytest.mark.slow
+def test_resuming_with_another_recipe_names_each_changed_flag(data_dir, run_copy):
+    """A flag left out falls back to its default: the run would go on as another one."""
+    output = finish(
+        run_train(data_dir, run_copy, *FLAGS, "--copy-fraction", "0.5", "--seed", "7"),
+        returncode=1,
+    )
+    assert "step_0000006.pt was trained with another recipe (" in output
+    assert "--seed 1 -> 7" in output and "--copy-fraction 0.0 -> 0.5" in output
+    assert "--fresh" in output and "Traceback" not in output
+    # the budget may change: the same recipe with more steps goes on
+    output = finish(run_train(data_dir, run_copy, "--max-steps", "7", *FLAGS[2:]))
+    assert "resumed from" in output and "another recipe" not in output
+
+
+@pytest.mark.slow
 def test_fresh_starts_over_with_a_new_vocabulary(data_dir, run_copy):
     (run_copy / "spm.model").write_bytes(b"truncated")
     flags = ("--max-steps", "2", "--vocab-size", "400", "--fresh")

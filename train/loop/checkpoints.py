@@ -79,6 +79,7 @@ def resume(
         return None
     path, contents = found
     refuse_other_architecture(path, contents, learner.model.config, config)
+    refuse_other_recipe(path, contents, config)
     learner.model.load_state_dict(contents["model"])
     learner.optimizer.load_state_dict(contents["optimizer"])
     learner.scheduler.load_state_dict(contents["scheduler"])
@@ -196,6 +197,52 @@ def refuse_other_architecture(
         raise ResumeConflict(
             f"{path} was trained with another architecture ({', '.join(changed)}): "
             f"start over with --fresh, or give another --out"
+        )
+
+
+# What a run's updates are made of: its data, their augmentation, the batches and the schedule.
+# Resumed with another value, the run would go on as another run under this one's name, and its
+# card would describe neither (a flag left out falls back to its default: augmentation off, the
+# preset's mixture). The budget (--max-steps, --max-minutes, --stop-at) and the decay at its end
+# (--cooldown-steps), logging, evaluation, checkpointing, the device and the speed flags may
+# change.
+RECIPE = (
+    "mixture",
+    "hansard_tag",
+    "hansard_clean",
+    "data_limit",
+    "truecase",
+    "max_len",
+    "max_tokens",
+    "seed",
+    "init_from",
+    "warmup",
+    "init_warmup",
+    "lr_scale",
+    "label_smoothing",
+    "clip",
+    "concat_fraction",
+    "copy_fraction",
+    "number_copies",
+    "spelling_fraction",
+    "subword_alpha",
+    "subword_sides",
+)
+
+
+def refuse_other_recipe(path: Path, state: dict, config: TrainConfig) -> None:
+    """Resuming with another recipe (RECIPE) is an error naming each changed flag, where it
+    would silently train something else."""
+    saved, wanted = state["train_config"], dataclasses.asdict(config)
+    changed = [
+        f"--{key.replace('_', '-')} {saved[key]} -> {wanted[key]}"
+        for key in RECIPE
+        if key in saved and saved[key] != wanted[key]
+    ]
+    if changed:
+        raise ResumeConflict(
+            f"{path} was trained with another recipe ({', '.join(changed)}): give its flags "
+            "again to continue it, or start over with --fresh, or give another --out"
         )
 
 
