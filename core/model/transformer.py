@@ -394,11 +394,16 @@ class Transformer(nn.Module):
             x = layer(x, memory, self_mask, source_mask, cache[i] if cache else None, intermediates)
         return self.decoder_norm(x)
 
+    def unembedding(self) -> tuple[Tensor, Tensor | None]:
+        """The output projection's weights: E (V, D), tied to the embedding (section 3.4), and the
+        bias b (V,) where the model has one (config.output_bias), else None."""
+        return self.embedding.weight, self.output_bias if self.config.output_bias else None
+
     def unembed(self, x: Tensor) -> Tensor:
-        """Logits x E^T, (..., D) -> (..., V): the output projection, tied to E (section 3.4);
-        plus a bias b where the model has one (config.output_bias)."""
-        logits = x @ self.embedding.weight.T
-        return logits + self.output_bias if self.config.output_bias else logits
+        """Logits x E^T + b, (..., D) -> (..., V): the output projection (:meth:`unembedding`)."""
+        weight, bias = self.unembedding()
+        logits = x @ weight.T
+        return logits if bias is None else logits + bias
 
     def forward(
         self, source: Tensor, decoder_input: Tensor, trace: bool = False
