@@ -99,7 +99,8 @@ class Attend(nn.Module):
 
     ``explicit_in_training``: training takes the explicit path too, as on a CPU its backward
     measured 2x faster than the fused kernel's (benchmarks/training_throughput.py); a GPU's fused
-    kernel is the faster there. The trainer chooses by device (train/loop/hardware.py, FastPaths)."""
+    kernel is the faster there. The trainer chooses by device (train/loop/hardware.py,
+    FastPaths)."""
 
     explicit_in_training = True
 
