@@ -16,14 +16,13 @@ import torch
 
 from app import garbage
 from app.analysis import MAX_CHARS, Analysis, analyse
-from app.page_settings import ModelShape
+from app.page_settings import SIDEBAR, ModelShape
 from app.plain_text import escaped
 from app.shared_cache import shared
 from core import (
     DEFAULT_MODEL,
     DEVICE_CHOICES,
     LANGUAGES,
-    PAPER_DECODING,
     CheckpointError,
     EncoderBatch,
     InputError,
@@ -52,10 +51,10 @@ class Settings:
     """What the sidebar holds; the field names are the URL's query parameters."""
 
     text: str = EXAMPLES[0]
-    to: str = "de"
-    beam: int = PAPER_DECODING.beam_size
-    alpha: float = PAPER_DECODING.alpha
-    present: bool = False
+    to: str = SIDEBAR["to"].default  # their types, ranges and labels: app/page_settings.py
+    beam: int = SIDEBAR["beam"].default
+    alpha: float = SIDEBAR["alpha"].default
+    present: bool = SIDEBAR["present"].default
     img: str = "png"
 
 
