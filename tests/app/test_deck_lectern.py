@@ -35,14 +35,19 @@ WIDGETS = (
 )
 
 
-def shown(at: AppTest, key: str):
-    """The value of the widget keyed ``key`` on screen; KeyError when the page drew none."""
+def widget(at: AppTest, key: str):
+    """The widget keyed ``key`` on screen; KeyError when the page drew none."""
     for kind in WIDGETS:
         try:
-            return getattr(at, kind)(key=key).value
+            return getattr(at, kind)(key=key)
         except KeyError:
             continue
     raise KeyError(f"no widget with the key {key!r}")
+
+
+def shown(at: AppTest, key: str):
+    """The value of the widget keyed ``key`` on screen."""
+    return widget(at, key).value
 
 
 def chart_keys(at: AppTest) -> list[str]:
