@@ -4,7 +4,8 @@ with no mouse at the lectern. No Streamlit here: app/deck_controls.py opens a de
 
 A step names a page and the settings it opens with, by the names the address bar gives them
 (``?kind=cross&layer=6`` is ``kind = "cross"``, ``layer = 6``), so that what a lecturer sees in
-the URL is what the deck file says. Only the settings a page reads can be named; one the step
+the URL is what the deck file says. Only the settings a page reads can be named (each page's are
+declared in app/page_settings.py, which also draws their widgets); one the step
 leaves out is the page's default, so that a step opens the same view whichever came before it.
 The sidebar's settings (the sentence, the target language...) hold for every step that does not
 name them: the deck's ``[settings]`` table sets them for all steps at once.
@@ -29,18 +30,14 @@ at step 14 on a layer the model does not have.
 
 from __future__ import annotations
 
-import json
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from app.display import ATTENTION_KINDS
-from app.figures.positional import PE_ORDERS
-from app.story import STEPS as STORY_STEPS
-from core.inspection import INTERVENTIONS, KINDS, Head
+from app.page_settings import PAGES, SIDEBAR, ModelShape, quoted, settings_of, toml_value
 
 SHIPPED_FOLDER = Path(__file__).resolve().parent.parent / "decks"
 FOLDER_ENV = "ATTENTION_LAB_DECKS"  # a lecturer's own folder of decks, instead of decks/
@@ -52,8 +49,6 @@ def decks_folder() -> Path:
 
 
 SUFFIX = ".toml"
-# The attention page's tabs, by their labels (the URL's ?view=)
-ATTENTION_VIEWS = ("One head", "All layers and heads")
 # What a step may say besides its settings
 TITLE, PAGE = "title", "page"
 
@@ -65,271 +60,6 @@ class DeckError(ValueError):
     def __init__(self, problems: Sequence[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = list(problems)
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """What of the model a deck's settings must fit: layers per kind of attention, heads per
-    layer, the languages it translates into and the training steps of its snapshots."""
-
-    layers: Mapping[str, int]
-    heads: int
-    targets: tuple[str, ...]
-    snapshots: tuple[int, ...] = ()
-
-    @classmethod
-    def of(
-        cls,
-        encoder_layers: int,
-        decoder_layers: int,
-        heads: int,
-        targets: Sequence[str],
-        snapshots: Sequence[int] = (),
-    ) -> ModelShape:
-        """The shape of a model of ``encoder_layers`` and ``decoder_layers`` layers: the decoder's
-        layers hold both its self-attention and its cross-attention."""
-        layers = {"encoder": encoder_layers, "decoder": decoder_layers, "cross": decoder_layers}
-        return cls(layers, heads, tuple(targets), tuple(snapshots))
-
-
-def quoted(value: Any) -> str:
-    """A value as the deck file writes it, for messages."""
-    return toml_value(value) if isinstance(value, (str, bool, int, float, list)) else repr(value)
-
-
-def spelled(options: Sequence) -> str:
-    """The options a setting allows, for a message: a run of whole numbers as its ends."""
-    whole = len(options) > 2 and all(isinstance(option, int) for option in options)
-    if whole and list(options) == list(range(options[0], options[-1] + 1)):
-        return f"{options[0]} to {options[-1]}"
-    return ", ".join(quoted(option) for option in options)
-
-
-class Setting:
-    """One setting a page reads, as a deck may name it: the TOML type it takes (a whole number,
-    text, true or false...) and the values it allows, which may depend on the model and on the
-    step's other settings (a layer on the kind of attention)."""
-
-    kinds: ClassVar[tuple[type, ...]] = (str,)  # the TOML types it takes
-    described: ClassVar[str] = "text"  # what the value must be, for a message
-
-    def problem(self, value: Any, step: Mapping[str, Any], shape: ModelShape) -> str | None:
-        """What is wrong with ``value`` in a step with settings ``step``, or None."""
-        if isinstance(value, bool) != (bool in self.kinds) or not isinstance(value, self.kinds):
-            return f"{quoted(value)} is not {self.described}"
-        options = self.options(step, shape)
-        if options is None:
-            return self.checked(value)
-        items = value if isinstance(value, list) else [value]
-        outside = [item for item in items if item not in options]
-        if not options:
-            return f"{quoted(value)} cannot be shown: this model offers none"
-        return self.outside(outside[0], options) if outside else None
-
-    def outside(self, value: Any, options: Sequence) -> str:
-        """The message for ``value``, which is not one of ``options``."""
-        return f"{quoted(value)} is not one of {spelled(options)}"
-
-    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence | None:
-        """The values allowed in this step on this model; None: any of the type's values."""
-        return None
-
-    def checked(self, value: Any) -> str | None:
-        """What is wrong with a value of the right type, when no list of options bounds it."""
-        return None
-
-
-class Text(Setting):
-    def checked(self, value: Any) -> str | None:
-        return None if value.strip() else "the text is empty"
-
-
-class Flag(Setting):
-    kinds: ClassVar[tuple[type, ...]] = (bool,)
-    described: ClassVar[str] = "true or false"
-
-
-@dataclass(frozen=True)
-class Choice(Setting):
-    """One of a fixed list of options (a kind of attention, a tab...)."""
-
-    allowed: tuple = ()
-
-    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence:
-        return self.allowed
-
-
-@dataclass(frozen=True)
-class Whole(Setting):
-    """A whole number from ``low`` to ``high`` (None: no bound above)."""
-
-    low: int = 0
-    high: int | None = None
-    kinds: ClassVar[tuple[type, ...]] = (int,)
-    described: ClassVar[str] = "a whole number"
-
-    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence | None:
-        return None if self.high is None else range(self.low, self.high + 1)
-
-    def checked(self, value: Any) -> str | None:
-        return None if value >= self.low else f"{value} is below {self.low}"
-
-
-@dataclass(frozen=True)
-class Tenths(Setting):
-    """A number from ``low`` to ``high`` in steps of 0.1, as the sidebar's sliders take it."""
-
-    low: float = 0.0
-    high: float = 1.0
-    kinds: ClassVar[tuple[type, ...]] = (int, float)
-    described: ClassVar[str] = "a number"
-
-    def checked(self, value: Any) -> str | None:
-        if not self.low <= value <= self.high or abs(value * 10 - round(value * 10)) > 1e-9:
-            return f"{quoted(value)} is not a multiple of 0.1 from {self.low} to {self.high}"
-        return None
-
-
-class Language(Setting):
-    described: ClassVar[str] = "a language code"
-
-    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence:
-        return shape.targets
-
-
-@dataclass(frozen=True)
-class Layer(Setting):
-    """A layer counted from 1, of the kind of attention the step's setting ``kind_key`` names
-    (the page's default kind ``kind`` when it names none), or always of ``kind``."""
-
-    kind: str = "encoder"
-    kind_key: str | None = None
-    kinds: ClassVar[tuple[type, ...]] = (int,)
-    described: ClassVar[str] = "a layer number"
-
-    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence | None:
-        kind = step.get(self.kind_key, self.kind) if self.kind_key else self.kind
-        if kind not in shape.layers:
-            return None  # the kind itself is reported
-        return range(1, shape.layers[kind] + 1)
-
-
-@dataclass(frozen=True)
-class HeadNumber(Setting):
-    """A head counted from 1, or "avg" (the mean of the heads) where the page offers it."""
-
-    average: bool = False
-    kinds: ClassVar[tuple[type, ...]] = (int, str)
-    described: ClassVar[str] = "a head number"
-
-    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence:
-        return [*(["avg"] if self.average else []), *range(1, shape.heads + 1)]
-
-
-class Snapshot(Setting):
-    """A training step at which the model keeps a snapshot."""
-
-    kinds: ClassVar[tuple[type, ...]] = (int,)
-    described: ClassVar[str] = "a training step"
-
-    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence:
-        return shape.snapshots
-
-
-class HeadNames(Setting):
-    """Heads named as the Heads lab names them ("enc L5 H5"), a list."""
-
-    kinds: ClassVar[tuple[type, ...]] = (list,)
-    described: ClassVar[str] = 'a list of heads such as ["enc L5 H5"]'
-
-    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence:
-        return [
-            Head(kind, layer, head).name
-            for kind in KINDS
-            for layer in range(shape.layers[kind])
-            for head in range(shape.heads)
-        ]
-
-    def outside(self, value: Any, options: Sequence) -> str:
-        return (
-            f"{quoted(value)} is not a head of this model ({quoted(options[0])} to "
-            f"{quoted(options[-1])})"
-        )
-
-
-KIND = Choice(tuple(ATTENTION_KINDS))
-# The sidebar's settings, which hold on every page: app/state.py's Settings
-SIDEBAR: dict[str, Setting] = {
-    "text": Text(),
-    "to": Language(),
-    "beam": Whole(low=1, high=8),
-    "alpha": Tenths(low=0.0, high=2.0),
-    "present": Flag(),
-}
-# Each page (its file under app/views/) and the settings it reads besides the sidebar's, by the
-# widget keys it gives them (and the URL's parameters)
-PAGES: dict[str, dict[str, Setting]] = {
-    "story": {"story": Whole(low=0, high=len(STORY_STEPS) - 1)},
-    "translate": {"snapshot": Snapshot()},
-    "tokenization": {},
-    "embeddings": {"peorder": Choice(tuple(PE_ORDERS))},
-    "attention": {
-        "kind": KIND,
-        "view": Choice(ATTENTION_VIEWS),
-        "layer": Layer(kind_key="kind"),
-        "head": HeadNumber(average=True),
-        "words": Flag(),
-        "snapshot": Snapshot(),
-        # the row followed through scaled dot-product attention (One query, step by step): a
-        # piece's row of the map, counted from 0 as its hover counts them; the sentence decides
-        # which rows there are, so a row past its last is left unpicked on the page
-        "query": Whole(low=0),
-    },
-    "masking": {
-        "other": Text(),
-        "player": Layer(kind="encoder"),
-        "phead": HeadNumber(),
-        "mkind": KIND,
-        "mlayer": Layer(kind="decoder", kind_key="mkind"),
-        "mhead": HeadNumber(),
-        "scaled": Flag(),
-    },
-    "beam_search": {
-        "step": Whole(low=0),
-        "xlayer": Layer(kind="cross"),
-        "xhead": HeadNumber(average=True),
-    },
-    "compare": {
-        "compare_kind": KIND,
-        "a_layer": Layer(kind="cross", kind_key="compare_kind"),
-        "a_head": HeadNumber(average=True),
-        "b_layer": Layer(kind="cross", kind_key="compare_kind"),
-        "b_head": HeadNumber(average=True),
-        "language_layer": Layer(kind="cross"),
-        "language_head": HeadNumber(average=True),
-    },
-    "head_lab": {
-        "kind": KIND,
-        "how": Choice(tuple(INTERVENTIONS)),
-        "off": HeadNames(),
-    },
-    "explain": {},
-    "coverage": {},
-    "logit_lens": {
-        "lens_sublayers": Flag(),
-        # the output position picked, counted from 0 as the map's hover counts them; a position
-        # past the translation's last is left unpicked on the page
-        "lens_position": Whole(low=0),
-        "lens_layer": Layer(kind="decoder"),
-    },
-    "training": {
-        "snapshot": Snapshot(),
-        "kind": KIND,
-        "layer": Layer(kind_key="kind"),
-        "head": HeadNumber(),
-    },
-    "model": {},
-}
 
 
 @dataclass(frozen=True)
@@ -346,11 +76,6 @@ class Step:
 class Deck:
     title: str
     steps: tuple[Step, ...]
-
-
-def settings_of(page: str) -> dict[str, Setting]:
-    """Every setting a step on ``page`` may name: the sidebar's and the page's."""
-    return {**SIDEBAR, **PAGES[page]}
 
 
 def step_problems(number: int, table: Any, shape: ModelShape) -> list[str]:
@@ -471,12 +196,6 @@ def read(name: str, folder: Path | None = None) -> str:
                 f"{folder.name}/ holds {known}."
             ]
         ) from error
-
-
-def toml_value(value: Any) -> str:
-    """A setting's value as TOML: JSON writes strings, numbers, true/false and lists the way
-    TOML reads them."""
-    return json.dumps(value, ensure_ascii=False)
 
 
 def step_toml(step: Step) -> str:

@@ -20,31 +20,12 @@ import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
 from app import deck, lectern, state
+from app.page_settings import PAGES, START
 from app.plain_text import escaped
-from core import CheckpointError, InputError
-from core.files import ModelDir
 
 DECK, SLIDE, GO = "deck", "slide", "deck_go"  # the open deck, its step (from 1), the one asked
 BACK, FORWARD = "deck-back", "deck-next"  # the buttons' widget keys, which the clicker presses
-START_PAGE = "story"  # app/main.py's default page, whose url_path is ""
 NEW_DECK = 'title = "My lecture"\n'
-
-
-def model_shape() -> deck.ModelShape | None:
-    """The shape of the model chosen in the sidebar, which every deck is checked against; None
-    while there is no usable model (the page says why)."""
-    try:
-        translator = state.load_translator(str(state.model_dir()))
-    except (CheckpointError, InputError):
-        return None
-    config = translator.model.config
-    return deck.ModelShape.of(
-        config.n_encoder_layers,
-        config.n_decoder_layers,
-        config.n_heads,
-        list(translator.languages),
-        [snapshot.step for snapshot in ModelDir(state.model_dir()).snapshots()],
-    )
 
 
 def chosen() -> str | None:
@@ -57,7 +38,7 @@ def chosen() -> str | None:
 def opened(name: str) -> tuple[deck.Deck | None, list[str]]:
     """The deck ``name`` (None if it cannot be shown on this model, or while there is no model)
     and what is wrong with it."""
-    shape = model_shape()
+    shape = state.model_shape()
     try:
         text = deck.read(name)
         return (None if shape is None else deck.parse(text, shape)), []
@@ -96,7 +77,7 @@ def show(lecture: deck.Deck, name: str, number: int) -> None:
     """Switch to step ``number`` of ``lecture``: its page, with its settings in the session and
     the page's others back to their defaults, and the deck and the step in the URL."""
     step = lecture.steps[number - 1]
-    for key in deck.PAGES[step.page]:
+    for key in PAGES[step.page].settings:
         st.session_state.pop(key, None)
         # and the labels a picked row was kept on (app/word_choice.follow): a step's query row
         # is a row of its own sentence, not the same word moved from the view before
@@ -206,7 +187,7 @@ def save_button(page: StreamlitPage, name: str | None) -> None:
         text = deck.read(name) if name else NEW_DECK
     except deck.DeckError:
         text = NEW_DECK
-    step = deck.current_step(page.url_path or START_PAGE, st.session_state, page.title)
+    step = deck.current_step(page.url_path or START, st.session_state, page.title)
     st.download_button(
         "Save this view as a step",
         deck.with_step(text, step),

@@ -16,13 +16,13 @@ import torch
 
 from app import garbage
 from app.analysis import MAX_CHARS, Analysis, analyse
+from app.page_settings import SIDEBAR, ModelShape
 from app.plain_text import escaped
 from app.shared_cache import shared
 from core import (
     DEFAULT_MODEL,
     DEVICE_CHOICES,
     LANGUAGES,
-    PAPER_DECODING,
     CheckpointError,
     EncoderBatch,
     InputError,
@@ -30,7 +30,7 @@ from core import (
     Translator,
     resolve_device,
 )
-from core.files import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
+from core.files import CARD_FILE, MODEL_FILE, TOKENIZER_FILE, ModelDir
 from core.text import translate_text
 
 MODEL_ENV = "ATTENTION_LAB_MODEL"
@@ -51,10 +51,10 @@ class Settings:
     """What the sidebar holds; the field names are the URL's query parameters."""
 
     text: str = EXAMPLES[0]
-    to: str = "de"
-    beam: int = PAPER_DECODING.beam_size
-    alpha: float = PAPER_DECODING.alpha
-    present: bool = False
+    to: str = SIDEBAR["to"].default  # their types, ranges and labels: app/page_settings.py
+    beam: int = SIDEBAR["beam"].default
+    alpha: float = SIDEBAR["alpha"].default
+    present: bool = SIDEBAR["present"].default
     img: str = "png"
 
 
@@ -96,6 +96,24 @@ def languages() -> dict[str, str]:
         return load_translator(str(model_dir())).languages
     except (CheckpointError, InputError):
         return LANGUAGES
+
+
+def model_shape() -> ModelShape | None:
+    """The shape of the model chosen in the sidebar, which the pages' settings fit (their
+    widgets' options, a deck's steps); None while there is no usable model (the page says
+    why)."""
+    try:
+        translator = load_translator(str(model_dir()))
+    except (CheckpointError, InputError):
+        return None
+    config = translator.model.config
+    return ModelShape.of(
+        config.n_encoder_layers,
+        config.n_decoder_layers,
+        config.n_heads,
+        list(translator.languages),
+        [snapshot.step for snapshot in ModelDir(model_dir()).snapshots()],
+    )
 
 
 def use_one_thread() -> None:

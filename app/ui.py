@@ -21,6 +21,7 @@ from app.display import piece_text
 from app.figures.style import PRESENTATION_TEXT_PX, legible
 from app.figures.summary import describe
 from app.figures.summary import table as summary_table
+from app.page_settings import SIDEBAR, SNAPSHOT
 from app.state import DEFAULTS, EXAMPLES, settings
 from core import PREDICTS, CheckpointError, InputError, LabelledAttention
 from core.files import ModelDir
@@ -74,11 +75,11 @@ def sidebar() -> None:
         if "text" not in st.session_state and "text" not in st.query_params:
             st.session_state.text = DEFAULTS.text  # no value=: the examples set it
         st.text_area(
-            "English sentence",
+            SIDEBAR["text"].label,
             key="text",
             bind="query-params",
             height=110,
-            help="Ctrl+Enter or click outside to translate.",
+            help=SIDEBAR["text"].help,
         )
         st.caption(notices.WHAT_IT_READS)
         notices.show()
@@ -90,34 +91,34 @@ def sidebar() -> None:
         st.pills("Classic examples", EXAMPLES, key="example", on_change=_use_example)
         languages = state.languages()
         to = DEFAULTS.to if DEFAULTS.to in languages else None  # None: the model's first
-        pick("Translate into", list(languages), "to", to, languages.get)
+        pick(SIDEBAR["to"].label, list(languages), "to", to, languages.get)
+        beam, alpha, present = SIDEBAR["beam"], SIDEBAR["alpha"], SIDEBAR["present"]
         st.slider(
-            "Beam size",
-            1,
-            8,
+            beam.label,
+            beam.low,
+            beam.high,
             value=DEFAULTS.beam,
             key="beam",
             bind="query-params",
-            help="1 is greedy search.",
+            help=beam.help,
         )
         st.slider(
-            "Length penalty α",
-            0.0,
-            2.0,
+            alpha.label,
+            alpha.low,
+            alpha.high,
             value=DEFAULTS.alpha,
             step=0.1,
             key="alpha",
             bind="query-params",
-            help="Hypotheses are ranked by log P / ((5 + length) / 6)^α; 0 ranks by log P.",
+            help=alpha.help,
         )
         st.divider()
         st.toggle(
-            "Presentation mode",
+            present.label,
             value=DEFAULTS.present,
             key="present",
             bind="query-params",
-            help="For a projector: the sentence in large type, each figure fitted to the screen, "
-            "the sidebar and the pages' controls hidden. Open the sidebar (») to leave it.",
+            help=present.help,
         )
         pick(
             "Save charts as",
@@ -396,13 +397,13 @@ def snapshot_picker() -> SnapshotView | None:
     if st.session_state.get("snapshot", steps[-1]) not in steps:  # a step of another model
         del st.session_state["snapshot"]
     step = st.select_slider(
-        "Training step",
+        SNAPSHOT.label,
         steps,
-        value=steps[-1],
+        value=SNAPSHOT.default_of(steps),
         key="snapshot",
         bind="query-params",
         format_func="{:,}".format,
-        help="See the model as it was earlier in its training (its snapshots).",
+        help=SNAPSHOT.help,
     )
     if step == steps[-1]:
         return None

@@ -3,7 +3,7 @@ through scaled dot-product attention in one head, and into every head of its lay
 
 import streamlit as st
 
-from app import attention_cache, slides, state, ui
+from app import attention_cache, controls, slides, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.heads import layer_lines
 from app.figures.heatmaps import attention_grid, attention_map
@@ -19,30 +19,19 @@ EXPLAIN = {
     "the translation looks at the source.",
 }
 
+PAGE = "attention"  # its settings: app/page_settings.py
+
 st.title("Attention")
 r = state.analysis().result
 earlier = ui.snapshot_picker()
 if earlier is not None:
     r = earlier.forced
-kind = ui.pick("Attention", list(ATTENTION_KINDS), "kind", format_func=ATTENTION_KINDS.get)
+kind = controls.pick(PAGE, "kind")
 st.caption(EXPLAIN[kind])
-words = st.toggle("Merge pieces into words", key="words", bind="query-params")
+words = controls.toggle(PAGE, "words")
 attention = getattr(r.word_attention if words else r.attention, kind)
 if kind != "encoder":
     st.caption(ui.decoder_rows(attention))
-n_layers, n_heads = attention.weights.shape[:2]
-
-LAYERS, HEADS = list(range(1, n_layers + 1)), ["avg", *range(1, n_heads + 1)]
-DEFAULTS = {"layer": n_layers, "head": 1}
-
-
-def chosen(key: str, options: list) -> int | str:
-    """The value ui.pick keeps under ``key`` ("layer" or "head"), read without drawing the
-    control: its state, else its code in the URL, else the default."""
-    value = st.session_state.get(key)
-    if value in options:
-        return value
-    return {str(option): option for option in options}.get(st.query_params.get(key), DEFAULTS[key])
 
 
 def open_tile(points: list[dict]) -> None:
@@ -52,11 +41,11 @@ def open_tile(points: list[dict]) -> None:
     tiles = [point["customdata"] for point in points if len(point.get("customdata") or []) == 2]
     if not tiles:
         return
-    for key, value, options in zip(("layer", "head"), tiles[-1], (LAYERS, HEADS)):
-        if int(value) not in options:
+    for key, value in zip(("layer", "head"), tiles[-1]):
+        if int(value) not in controls.options(PAGE, key):
             return  # a tile of another model or kind
         st.session_state[key] = int(value)
-        if int(value) == DEFAULTS[key]:
+        if int(value) == controls.default(PAGE, key):
             st.query_params.pop(key, None)
         else:
             st.query_params[key] = str(int(value))
@@ -83,17 +72,15 @@ def caption(
 # drawn here, above the map, so that the projector shows them without scrolling
 lead = st.container()
 single, grid = st.tabs(
-    ["One head", "All layers and heads"], key="view", bind="query-params", on_change="rerun"
+    controls.options(PAGE, "view"), key="view", bind="query-params", on_change="rerun"
 )
 if single.open is not False:  # None: tabs without state (AppTest); draw it
     with single:
         left, right = st.columns([2, 3])
         with left:
-            layer = ui.pick(
-                "Layer", LAYERS, "layer", default=DEFAULTS["layer"], in_presentation=True
-            )
+            layer = controls.pick(PAGE, "layer")
         with right:
-            head = ui.pick("Head", HEADS, "head", default=DEFAULTS["head"], in_presentation=True)
+            head = controls.pick(PAGE, "head")
         head_index = None if head == "avg" else head - 1
         ui.chart(
             attention_map(attention, layer - 1, head_index, head_title(layer, head)),
@@ -107,7 +94,7 @@ if grid.open:
             "ring at the centre of a tile to open that head large below (the same head as on the "
             "One head tab)."
         )
-        layer, head = chosen("layer", LAYERS), chosen("head", HEADS)
+        layer, head = controls.value(PAGE, "layer"), controls.value(PAGE, "head")
         head_index = None if head == "avg" else head - 1
         ui.chart(
             attention_grid(attention, selected=(layer - 1, head_index)),
@@ -122,7 +109,7 @@ if grid.open:
         )
 ui.attention_download(
     attention,
-    caption(chosen("layer", LAYERS), chosen("head", HEADS)),
+    caption(controls.value(PAGE, "layer"), controls.value(PAGE, "head")),
     f"{kind}-{'words' if words else 'pieces'}",
 )
 
@@ -141,7 +128,7 @@ with lead if leading else st.container():
         "piece: a word's pieces each have their own query."
     )
     position = st.selectbox(
-        "Query (a row of the map)",
+        controls.setting(PAGE, "query").label,
         rows,
         index=None,
         # numbered as the map's hover numbers its rows: a piece that occurs twice keeps two rows
@@ -160,7 +147,7 @@ with lead if leading else st.container():
     if lost is not None:
         st.text(f"No “{piece_text(lost)}” in {ATTENTION_KINDS[kind].lower()}: pick a query again.")
     if position is not None:
-        layer, head = chosen("layer", LAYERS), chosen("head", HEADS)
+        layer, head = controls.value(PAGE, "layer"), controls.value(PAGE, "head")
         label = pieces.query_labels[position]
         if head == "avg":
             st.info("The average of the heads has no query of its own: pick a head to follow it.")

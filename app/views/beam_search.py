@@ -4,7 +4,7 @@ cross-attention behind them, and the finished hypotheses re-ranked by the length
 import numpy as np
 import streamlit as st
 
-from app import lectern, state, ui
+from app import controls, lectern, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.beam_layout import (
     candidate_rows,
@@ -29,6 +29,8 @@ from app.figures.heatmaps import attention_map
 from core.inspection import step_coverage
 
 PLAY_INTERVAL_S = 0.8  # seconds per step while the search plays
+
+PAGE = "beam_search"  # its settings: app/page_settings.py
 
 st.title("Beam search, step by step")
 analysis = state.analysis()
@@ -68,7 +70,7 @@ def step_view() -> None:
     if playing:
         lectern.play_on("step", step_numbers)
     with ui.step_buttons("step", step_numbers, {"previous": "◀ Previous", "next": "Next ▶"}):
-        step = st.slider("Step", 0, last, key="step", bind="query-params") if last else 0
+        step = controls.slider(PAGE, "step", last) if last else 0
     beam_step = result.steps[step]
     per_beam = candidates_per_beam(settings.beam)  # bars per beam
     tree_per_beam = tree_candidates_per_beam(settings.beam)
@@ -118,11 +120,8 @@ def step_view() -> None:
     with right:
         st.subheader(f"{ATTENTION_KINDS['cross']} behind this step")
         cross = result.step_attention[step]
-        n_layers, n_heads = cross.weights.shape[:2]
-        layer = ui.pick(
-            "Layer", range(1, n_layers + 1), "xlayer", default=n_layers, in_presentation=True
-        )
-        head = ui.pick("Head", ["avg", *range(1, n_heads + 1)], "xhead", in_presentation=True)
+        layer = controls.pick(PAGE, "xlayer")
+        head = controls.pick(PAGE, "xhead")
         head_index = None if head == "avg" else head - 1
         ui.chart(
             attention_map(cross, layer - 1, head_index),

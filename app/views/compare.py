@@ -6,28 +6,21 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import presentation, state, ui
+from app import controls, presentation, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.coverage import compared_coverage, coverage_rows, named_flags
 from app.figures.heatmaps import attention_map
 from core import LabelledAttention, Translation, first_divergence, length_penalty
 from core.inspection import Thresholds, word_coverage
 
+PAGE = "compare"  # its settings: app/page_settings.py
 SIDES = {"a": "Left", "b": "Right"}
 
 
-def head_picker(
-    attention: LabelledAttention, prefix: str, head: int | str
-) -> tuple[int, int | str]:
-    """A layer (default the last) and a head (``head`` by default; "avg" averages the heads),
-    counted from 1 and kept in the URL as ``<prefix>_layer`` and ``<prefix>_head``."""
-    layers, heads = attention.weights.shape[:2]
-    layer = ui.pick(
-        "Layer", list(range(1, layers + 1)), f"{prefix}_layer", layers, in_presentation=True
-    )
-    named = {"avg": "average", **{h: str(h) for h in range(1, heads + 1)}}
-    chosen = ui.pick("Head", list(named), f"{prefix}_head", head, named.get, in_presentation=True)
-    return layer, chosen
+def head_picker(prefix: str) -> tuple[int, int | str]:
+    """A layer and a head ("avg" averages the heads), counted from 1 and kept in the URL as
+    ``<prefix>_layer`` and ``<prefix>_head``."""
+    return controls.pick(PAGE, f"{prefix}_layer"), controls.pick(PAGE, f"{prefix}_head")
 
 
 def head_map(attention: LabelledAttention, layer: int, head: int | str, title: str):
@@ -52,15 +45,15 @@ request = state.current()
 
 if not settings.present:  # on a projector the maps' titles say it, and the maps take the room
     st.header("Two heads or two layers")
-kind = ui.pick("Attention", list(ATTENTION_KINDS), "compare_kind", "cross", ATTENTION_KINDS.get)
+kind = controls.pick(PAGE, "compare_kind")
 attention = getattr(result.attention, kind)
 st.caption(
     "The same sentence and the same kind of attention, each side its own layer and head, both "
     "on one colour scale from 0 to 1, so equal colours are equal weights."
 )
-for column, (prefix, side), head in zip(st.columns(2), SIDES.items(), (1, 2)):
+for column, (prefix, side) in zip(st.columns(2), SIDES.items()):
     with column:
-        layer, chosen = head_picker(attention, prefix, head)
+        layer, chosen = head_picker(prefix)
         title = f"{side}: {ATTENTION_KINDS[kind]}, {head_name(layer, chosen)}"
         caption = ui.sentence_caption(kind=kind, layer=layer, head=chosen)
         ui.chart(head_map(attention, layer, chosen, title), f"compare-{prefix}", caption=caption)
@@ -77,7 +70,7 @@ st.caption(
     "cross-attention of the layer and head picked here: where each translation looks in the "
     "English. The source columns are the same pieces but for the language tag."
 )
-layer, chosen = head_picker(result.attention.cross, "language", "avg")
+layer, chosen = head_picker("language")
 for column, (target, translation) in zip(st.columns(len(translations)), translations.items()):
     with column:
         st.caption(languages[target])

@@ -5,9 +5,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from app import state, ui
+from app import controls, state, ui
 from app.figures.positional import (
-    PE_ORDERS,
     embedding_sum,
     positional_curves,
     positional_heatmap,
@@ -20,6 +19,8 @@ EMBEDDING_SCALES = {
     "shared": "One scale: true sizes",
     "own": "Each panel its own scale: PE visible",
 }
+
+PAGE = "embeddings"  # its settings: app/page_settings.py
 
 st.title("Embeddings & positional encoding")
 result = state.analysis().result
@@ -44,14 +45,7 @@ else:
         r"PE_{(pos,\,2i)} = \sin\!\left(pos / 10000^{2i/d_{model}}\right) \qquad "
         r"PE_{(pos,\,2i+1)} = \cos\!\left(pos / 10000^{2i/d_{model}}\right)"
     )
-    order = ui.pick(
-        "Order of the dimensions in the heatmaps",
-        list(PE_ORDERS),
-        "peorder",
-        format_func=PE_ORDERS.get,
-        help="The paper interleaves them (even: sine, odd: cosine), which draws a barcode; as "
-        "two blocks each shows a smooth sweep from fast waves (left) to slow ones (right).",
-    )
+    order = controls.pick(PAGE, "peorder")
 order_note = " (sines, then cosines)" if order == "blocks" else ""
 
 st.subheader("Your sentence")

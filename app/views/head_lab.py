@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from app import heads_cache, presentation, state, ui
+from app import controls, heads_cache, presentation, state, ui
 from app.analysis import importance_estimate
 from app.display import ATTENTION_KINDS
 from app.figures.heads import (
@@ -84,11 +84,13 @@ IMPORTANCE = (
 )
 
 
+PAGE = "head_lab"  # its settings: app/page_settings.py
+
 st.title("Heads lab: what each head does")
 analysis = state.analysis()
 result = analysis.result
 settings = state.settings()
-kind = ui.pick("Attention", list(ATTENTION_KINDS), "kind", format_func=ATTENTION_KINDS.get)
+kind = controls.pick(PAGE, "kind")
 # presentation mode with heads switched off (a deck's step): what they change is the view, drawn
 # here, above the rest, so that the projector shows it without scrolling
 lead = st.container()
@@ -262,16 +264,15 @@ switched = settings.present and bool(st.session_state.get("off"))
 with lead if switched else st.container():
     st.header("Switch heads off, or change their attention")
     options = [head.name for head in all_heads(state.translator())]
-    how = ui.pick("Intervention", list(INTERVENTIONS), "how", format_func=INTERVENTIONS.get)
+    how = controls.pick(PAGE, "how")
+    off = controls.setting(PAGE, "off")
     chosen = st.multiselect(
-        "Heads to change",
+        off.label,
         options,
         key="off",
         bind="query-params",
         placeholder="e.g. enc L5 H5",
-        help="Off: the head's output is set to 0 before W^O (Michel et al. 2019). Uniform: its "
-        "weights become 1/n over the keys it may see (Wiegreffe & Pinter 2019). Shuffled: each "
-        "row's weights are permuted among those keys (Jain & Wallace 2019).",
+        help=off.help,
     )
     if chosen:
         outcome = heads_cache.cached_intervention(state.current(), tuple(sorted(chosen)), how)

@@ -5,7 +5,7 @@ logit_lens.py, direct_contributions.py)."""
 import numpy as np
 import streamlit as st
 
-from app import state, ui
+from app import controls, state, ui
 from app.display import piece_text
 from app.figures.logit_lens import contribution_bars, lens_map, rank_curve
 from core import Request
@@ -43,12 +43,13 @@ def measured_sentence(card: dict) -> str:
     )
 
 
+PAGE = "logit_lens"  # its settings: app/page_settings.py
+
 st.title("Logit lens: where the word forms")
 translator = state.translator()
 result = state.analysis().result
 request = state.current()
 lens, parts = cached_lens(request)
-n_layers = translator.model.config.n_decoder_layers
 st.markdown(
     "Stop the decoder after any layer and read its state the way the model reads its last one: "
     "through the final normalisation and the output projection (the *logit lens*, nostalgebraist "
@@ -57,39 +58,25 @@ st.markdown(
     "turn dark as you go up: the layer where it does is where the word forms. "
     + measured_sentence(translator.card)
 )
-every_sublayer = st.toggle(
-    "Every sub-layer (self-attention, cross-attention, feed-forward)",
-    key="lens_sublayers",
-    bind="query-params",
-    help="Off: the state after each whole layer. On: after each of its three sub-layers.",
-)
+every_sublayer = controls.toggle(PAGE, "lens_sublayers")
 states = range(len(lens.states)) if every_sublayer else [0, *range(3, len(lens.states), 3)]
 settled = lens.settled_layer()
 positions = range(len(lens.chosen))
 if st.session_state.get("lens_position", 0) not in positions:
     st.session_state.pop("lens_position", None)
 latest = int(np.argmax(settled))  # the word that formed last: the most to watch
+picked = controls.setting(PAGE, "lens_position")
 position = st.selectbox(
-    "Output position",
+    picked.label,
     positions,
     index=latest,
     # the URL holds this text: unique, as pieces repeat
     format_func=[f"{t}: {piece_text(label)}" for t, label in enumerate(lens.positions)].__getitem__,
     key="lens_position",
     bind="query-params",
-    help="Each decoder position reads one piece and predicts the next. The first shown is the "
-    "piece that became the first choice latest.",
+    help=picked.help,
 )
-layer = ui.pick(
-    "Layer whose parts to show",
-    range(1, n_layers + 1),
-    "lens_layer",
-    default=max(int(settled[position]), 1),
-    format_func={n: f"layer {n}" for n in range(1, n_layers + 1)}.get,  # not the page's own
-    in_presentation=True,
-    help="The layer whose heads and feed-forward are shown below; at first, the layer where the "
-    "chosen position's piece became the first choice.",
-)
+layer = controls.pick(PAGE, "lens_layer", default=max(int(settled[position]), 1))
 chosen = piece_text(lens.chosen[position])
 ui.chart(
     lens_map(lens, states, (3 * layer, position), "What each decoder layer would say"),

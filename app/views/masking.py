@@ -3,8 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from app import presentation, state, ui
-from app.display import ATTENTION_KINDS
+from app import controls, presentation, state, ui
 from app.figures.heatmaps import attention_map, heatmap
 from app.figures.masking import score_pipeline
 from app.figures.style import MASK_SCALE
@@ -12,18 +11,17 @@ from core.inspection import W_KEY, W_QUERY, W_VALUE, walk_through
 from core.model import subsequent_mask
 from core.text import normalize_text
 
-OTHER = "A dog runs."
-
-SCORES_DEFAULTS = {"mkind": "decoder", "mlayer": 1, "mhead": 1}  # "From scores to weights"
+PAGE = "masking"  # its settings: app/page_settings.py
+SCORES_HEAD = ("mkind", "mlayer", "mhead")  # the settings of "From scores to weights"
 
 
 def scores_head_named() -> bool:
     """Whether a deck's step, a link or a click chose another head for "From scores to weights"
     than the first (a step's settings are in the session before the page runs, a link's in the
     URL)."""
-    chosen = {key: st.session_state.get(key, st.query_params.get(key)) for key in SCORES_DEFAULTS}
+    chosen = {key: st.session_state.get(key, st.query_params.get(key)) for key in SCORES_HEAD}
     return any(
-        value is not None and str(value) != str(SCORES_DEFAULTS[key])
+        value is not None and str(value) != str(controls.default(PAGE, key))
         for key, value in chosen.items()
     )
 
@@ -42,9 +40,10 @@ st.markdown(
     "Sentences in a batch are padded to one length with `<pad>`; the padding mask keeps every "
     "query from attending to those positions. Your sentence is batched here with a second one."
 )
-other = st.text_input("Second sentence", value=OTHER, key="other", bind="query-params")
+second = controls.setting(PAGE, "other")
+other = st.text_input(second.label, value=second.default, key="other", bind="query-params")
 if not normalize_text(other):  # nothing to translate: the default sentence instead
-    other = OTHER
+    other = second.default
 batch = state.padded_batch(state.current(), other)
 ui.chart(
     heatmap(
@@ -68,12 +67,11 @@ if same_length:
         "longer second sentence to see `<pad>` at work."
     )
 shown = batch.attention[int(np.argmin(lengths))]  # the shorter sentence: the padded one
-n_layers, n_heads = shown.weights.shape[:2]
 left, right = st.columns(2)
 with left:
-    layer = ui.pick("Encoder layer", range(1, n_layers + 1), "player", in_presentation=True)
+    layer = controls.pick(PAGE, "player")
 with right:
-    head = ui.pick("Head", range(1, n_heads + 1), "phead", in_presentation=True)
+    head = controls.pick(PAGE, "phead")
 if same_length:
     title = f"Attention of your sentence, layer {layer}, head {head}: nothing is padded"
 else:
@@ -109,23 +107,13 @@ with lead if leading else st.container():
         r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right),"
         r"\quad M_{ij} \in \{0, -\infty\}"
     )
-    kind = ui.pick(
-        "Attention",
-        list(ATTENTION_KINDS),
-        "mkind",
-        SCORES_DEFAULTS["mkind"],
-        ATTENTION_KINDS.get,
-    )
+    kind = controls.pick(PAGE, "mkind")
     attention = getattr(result.attention, kind)
     left, right = st.columns(2)
     with left:
-        layer = ui.pick(
-            "Layer", range(1, attention.weights.shape[0] + 1), "mlayer", in_presentation=True
-        )
+        layer = controls.pick(PAGE, "mlayer")
     with right:
-        head = ui.pick(
-            "Head", range(1, attention.weights.shape[1] + 1), "mhead", in_presentation=True
-        )
+        head = controls.pick(PAGE, "mhead")
     if kind != "decoder":
         st.caption("A single sentence has no padding, so here the mask lets everything through.")
     if kind != "encoder":
@@ -147,12 +135,7 @@ st.markdown(
     "The lecture example of self-attention, small enough to check by hand, computed by the same "
     "`attention()` function as the model."
 )
-scaled = st.toggle(
-    "Divide by √d_k (the paper); off: the slides' unscaled version",
-    value=True,
-    key="scaled",
-    bind="query-params",
-)
+scaled = controls.toggle(PAGE, "scaled")
 example = walk_through(scaled)
 
 

@@ -3,7 +3,7 @@ sentence. A clicker's keys step through it (app/lectern.py)."""
 
 import streamlit as st
 
-from app import lectern, state, ui
+from app import controls, lectern, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.beam_layout import rerank
 from app.figures.heads import vote_bars
@@ -110,12 +110,13 @@ def self_attention_map(words: LabelledAttention, query: int, sentence: str) -> N
     ui.chart(attention_map(words, shown.layer, shown.head, title), "story-self", caption=caption)
 
 
+PAGE = "story"  # its settings: app/page_settings.py
+
 st.title("Story: how a Transformer translates your sentence")
 analysis = state.analysis()
 result = analysis.result
-chapters = range(len(STEPS))
-numbered = [f"{number} · {chapter.title}" for number, chapter in enumerate(STEPS, start=1)]
-step = ui.pick("Step", chapters, "story", 0, numbered.__getitem__)
+chapters = controls.options(PAGE, "story")
+step = controls.pick(PAGE, "story")
 back, forward, heading = st.columns([1, 1, 4], vertical_alignment="center")
 back.button(
     "◀ Back",

@@ -3,7 +3,7 @@ so that heads can be seen learning their jobs."""
 
 import streamlit as st
 
-from app import lectern, presentation, snapshot_cache, state, ui
+from app import controls, lectern, presentation, snapshot_cache, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
@@ -30,6 +30,8 @@ DYNAMICS_HELP = (
     "rectangle: an alignment-like head, as in word alignment, scores near 1."
 )
 
+PAGE = "training"  # its settings: app/page_settings.py
+
 st.title("Training dynamics: watch attention being learned")
 state.translator()  # says so if there is no model
 if not ModelDir(state.model_dir()).snapshots():
@@ -54,15 +56,12 @@ if st.session_state.get("snapshot", steps[0]) not in steps:  # a step of another
 
 playing = lectern.play_toggle("▶ Play the training", "train_play", "snapshot", steps)
 lectern.keys("earlier", "later")
-kind = ui.pick("Attention", list(ATTENTION_KINDS), "kind", format_func=ATTENTION_KINDS.get)
-n_layers, n_heads = getattr(analysis.result.attention, kind).weights.shape[:2]
+kind = controls.pick(PAGE, "kind")
 left, right = st.columns([2, 3])
 with left:
-    layer = ui.pick(
-        "Layer", range(1, n_layers + 1), "layer", default=n_layers, in_presentation=True
-    )
+    layer = controls.pick(PAGE, "layer")
 with right:
-    head = ui.pick("Head", range(1, n_heads + 1), "head", default=1, in_presentation=True)
+    head = controls.pick(PAGE, "head")
 
 
 def snapshot_numbers(step: int, view: SnapshotView) -> None:
@@ -98,9 +97,9 @@ def snapshot_view() -> None:
         lectern.play_on("snapshot", steps)
     with ui.step_buttons("snapshot", steps, {"earlier": "◀ Earlier", "later": "Later ▶"}):
         step = st.select_slider(
-            "Training step",
+            controls.setting(PAGE, "snapshot").label,
             steps,
-            value=steps[0],  # the first snapshot: Play and the forward keys go from there
+            value=controls.default(PAGE, "snapshot"),
             key="snapshot",
             bind="query-params",
             format_func="{:,}".format,
@@ -132,7 +131,7 @@ def snapshot_view() -> None:
     if dynamics.diagonality is not None:
         panels["Diagonality, most diagonal head per layer"] = {
             f"layer {n}": (steps, dynamics.diagonality[:, n - 1].max(axis=1))
-            for n in range(1, n_layers + 1)
+            for n in controls.options(PAGE, "layer")
         }
     ui.chart(training_curves(panels, mark_step=step, log_steps=True), "head-dynamics")
     st.caption(DYNAMICS_HELP)

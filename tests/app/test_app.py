@@ -1,7 +1,6 @@
 """The Streamlit app through streamlit.testing: every page opens, follows the sidebar and its own
 controls, keeps its state in the URL, and answers bad input with a message, never a traceback."""
 
-import ast
 import base64
 import gc
 import itertools
@@ -17,7 +16,7 @@ import torch
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
-from app import presentation, state
+from app import page_settings, presentation, state
 from app.analysis import MAX_CHARS
 from app.display import SENTENCEPIECE_WORD_START, WORD_START, piece_text
 from app.figures.text import plot_text
@@ -29,38 +28,17 @@ from core.translator import DEFAULT_MODEL
 from tests.app.apptest import MAIN
 from tests.app.apptest import chart_specs as charts
 
-PAGES = [
-    "story",
-    "translate",
-    "tokenization",
-    "embeddings",
-    "attention",
-    "masking",
-    "beam_search",
-    "head_lab",
-    "explain",
-    "coverage",
-    "logit_lens",
-    "compare",
-    "training",
-    "model",
-]
+PAGES = list(page_settings.PAGES)  # every page, by its file under app/views/
 
 
 def test_the_sidebar_lists_every_page_once_in_sections():
-    """app/main.py groups the pages in sections of the sidebar: every view is in one of them,
-    once, and these tests open every one."""
-    tree = ast.parse(Path(MAIN).read_text())
-    (pages,) = [
-        node.value
-        for node in tree.body
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PAGES"
-    ]
-    assert isinstance(pages, ast.Dict) and all(len(section.elts) > 1 for section in pages.values)
-    listed = [page.args[0].value for section in pages.values for page in section.elts]
+    """app/page_settings.py lists the pages in sections of the sidebar: every view is in one of
+    them, once, and these tests open every one."""
+    sections = page_settings.SECTIONS.values()
+    assert all(len(pages) > 1 for pages in sections)
+    listed = sorted(f"{name}.py" for pages in sections for name in pages)
     views = sorted(path.name for path in (Path(MAIN).parent / "views").glob("*.py"))
-    assert sorted(Path(page).name for page in listed) == views
-    assert sorted(f"{page}.py" for page in PAGES) == views
+    assert listed == views and sorted(f"{page}.py" for page in PAGES) == views
 
 
 def titles(at: AppTest) -> list[str]:

@@ -6,20 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from app import deck, state
+from app import deck
+from app.page_settings import ModelShape
 from core import DEFAULT_MODEL
 from core.files.model_dir import ModelDir
 
 VIEWS = Path(deck.__file__).parent / "views"
-SHAPE = deck.ModelShape.of(6, 6, 8, ["de", "fr"], [100, 1000, 10000, 30893, 85840])
+SHAPE = ModelShape.of(6, 6, 8, ["de", "fr"], [100, 1000, 10000, 30893, 85840])
 
 
-def shipped_shape() -> deck.ModelShape:
+def shipped_shape() -> ModelShape:
     """The shipped model's shape, from its card and its snapshots, as the app reads them."""
     directory = ModelDir(DEFAULT_MODEL)
     card = directory.read_card()
     config = card["config"]
-    return deck.ModelShape.of(
+    return ModelShape.of(
         config["n_encoder_layers"],
         config["n_decoder_layers"],
         config["n_heads"],
@@ -28,15 +29,10 @@ def shipped_shape() -> deck.ModelShape:
     )
 
 
-def problems(text: str, shape: deck.ModelShape = SHAPE) -> list[str]:
+def problems(text: str, shape: ModelShape = SHAPE) -> list[str]:
     with pytest.raises(deck.DeckError) as raised:
         deck.parse(text, shape)
     return raised.value.problems
-
-
-def test_the_decks_pages_are_the_apps_pages_and_its_sidebar_the_apps():
-    assert set(deck.PAGES) == {path.stem for path in VIEWS.glob("*.py")}
-    assert set(deck.SIDEBAR) <= set(vars(state.DEFAULTS))
 
 
 def test_the_shipped_deck_walks_the_paper_on_the_shipped_model():
@@ -165,7 +161,7 @@ def test_a_problem_is_named_by_its_step_and_setting(step, expected):
 
 
 def test_a_layer_is_checked_against_the_kind_of_attention_the_step_shows():
-    shallow_decoder = deck.ModelShape.of(6, 3, 8, ["de"])
+    shallow_decoder = ModelShape.of(6, 3, 8, ["de"])
     deck.parse('[[step]]\npage = "masking"\nmkind = "encoder"\nmlayer = 5', shallow_decoder)
     found = problems('[[step]]\npage = "masking"\nmlayer = 5', shallow_decoder)  # decoder: default
     assert found == ["Step 1 (masking), mlayer: 5 is not one of 1 to 3."]
@@ -174,9 +170,7 @@ def test_a_layer_is_checked_against_the_kind_of_attention_the_step_shows():
 
 
 def test_a_snapshot_on_a_model_without_snapshots_is_named():
-    found = problems(
-        '[[step]]\npage = "training"\nsnapshot = 100', deck.ModelShape.of(1, 1, 1, ["de"])
-    )
+    found = problems('[[step]]\npage = "training"\nsnapshot = 100', ModelShape.of(1, 1, 1, ["de"]))
     assert found == ["Step 1 (training), snapshot: 100 cannot be shown: this model offers none."]
 
 

@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app import deck, deck_controls
+from app.page_settings import PAGES, ModelShape
 from core import DEFAULT_MODEL
 from tests.app.apptest import MAIN
 from tests.app.test_deck import shipped_shape
@@ -34,14 +35,19 @@ WIDGETS = (
 )
 
 
-def shown(at: AppTest, key: str):
-    """The value of the widget keyed ``key`` on screen; KeyError when the page drew none."""
+def widget(at: AppTest, key: str):
+    """The widget keyed ``key`` on screen; KeyError when the page drew none."""
     for kind in WIDGETS:
         try:
-            return getattr(at, kind)(key=key).value
+            return getattr(at, kind)(key=key)
         except KeyError:
             continue
     raise KeyError(f"no widget with the key {key!r}")
+
+
+def shown(at: AppTest, key: str):
+    """The value of the widget keyed ``key`` on screen."""
+    return widget(at, key).value
 
 
 def chart_keys(at: AppTest) -> list[str]:
@@ -192,15 +198,15 @@ def tiny_deck(history_dir, monkeypatch, tmp_path):
     return open_deck
 
 
-TINY = deck.ModelShape.of(2, 2, 4, ["de", "fr"], [*EARLY_STEPS, FINAL_STEP])
+TINY = ModelShape.of(2, 2, 4, ["de", "fr"], [*EARLY_STEPS, FINAL_STEP])
 
 
 @pytest.mark.slow
 def test_every_setting_a_deck_names_is_drawn_by_its_page(tiny_deck):
     steps = deck.parse(EVERY_SETTING, TINY).steps
-    for page, settings in deck.PAGES.items():  # a new setting of a page is tested here too
-        named = {key for step in steps if step.page == page for key in step.settings}
-        assert set(settings) <= named, page
+    for name, page in PAGES.items():  # a new setting of a page is tested here too
+        named = {key for step in steps if step.page == name for key in step.settings}
+        assert set(page.settings) <= named, name
     at, name = tiny_deck(EVERY_SETTING)
     assert_step(at, steps[0], 1, name)
     for number, step in enumerate(steps[1:], start=2):

@@ -1,0 +1,98 @@
+"""The one registry of the pages and their settings (app/page_settings.py): it lists the app's
+pages; every shipped deck's steps are valid by it; every page draws each of its settings with the
+registry's label and default; a value in the URL that the setting does not allow opens the
+page at the default, never a traceback."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import deck, page_settings, state
+from app.page_settings import PAGES, SIDEBAR
+from tests.app.apptest import MAIN
+from tests.app.test_deck import shipped_shape
+from tests.app.test_deck_lectern import TINY, widget
+
+# The settings whose default the page's data decides (a row of the sentence, the layer where a
+# piece formed): drawn, but not at a default of the registry's
+DATA_DEFAULTS = {
+    ("attention", "query"),
+    ("logit_lens", "lens_position"),
+    ("logit_lens", "lens_layer"),
+}
+
+
+def open_page(page: str, **query: str) -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=120)
+    at.query_params.update(query)
+    at.switch_page(f"views/{page}.py")
+    return at.run()
+
+
+def test_the_sidebars_settings_are_those_of_the_apps_state():
+    """(Its pages are the app's views: tests/app/test_app.py.)"""
+    assert set(SIDEBAR) <= set(vars(state.DEFAULTS))
+
+
+@pytest.mark.parametrize("name", deck.names())
+def test_every_step_of_every_shipped_deck_is_valid_by_the_registry(name):
+    shape = shipped_shape()
+    for step in deck.parse(deck.read(name), shape).steps:  # parse raises on any problem
+        settings = page_settings.settings_of(step.page)
+        for key, value in step.settings.items():
+            assert settings[key].problem(value, step.settings, shape) is None, (step, key)
+
+
+@pytest.mark.parametrize("shape", [TINY, shipped_shape()], ids=["tiny", "shipped"])
+def test_every_default_is_a_value_its_setting_allows(shape):
+    for name, page in PAGES.items():
+        for key, setting in page.settings.items():
+            options = setting.options({}, shape)
+            if options is None:  # bounded by the page's data
+                continue
+            default = setting.default_of(options)
+            assert setting.problem(default, {}, shape) is None or default == (), (name, key)
+            assert setting.label or key == "view", (name, key)  # the tabs are their own labels
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", list(PAGES))
+def test_a_page_draws_each_of_its_settings_with_the_registrys_label_and_default(
+    history_dir, monkeypatch, page
+):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(history_dir))
+    at = open_page(page)
+    assert not at.exception, [error.message for error in at.exception]
+    for key, setting in PAGES[page].settings.items():
+        if key == "view":  # the attention page's tabs
+            assert [tab.label for tab in at.tabs] == list(setting.options({}, TINY))
+            continue
+        drawn = widget(at, key)
+        assert drawn.label == setting.label, (page, key)
+        options = setting.options({}, TINY)
+        if (page, key) not in DATA_DEFAULTS and options is not None:
+            expected = setting.default_of(options)
+            assert drawn.value == (list(expected) if key == "off" else expected), (page, key)
+
+
+# Values a link may hold that no setting allows: a layer or head the model lacks, a word that is
+# no option, a number for a switch
+BAD_VALUES = ("99", "nope", "-1", "")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [name for name, page in PAGES.items() if page.settings])
+def test_a_value_in_the_url_that_its_setting_does_not_allow_opens_the_default(
+    history_dir, monkeypatch, page
+):
+    monkeypatch.setenv("ATTENTION_LAB_MODEL", str(history_dir))
+    settings = PAGES[page].settings
+    for bad in BAD_VALUES:
+        at = open_page(page, **{key: bad for key in settings})
+        assert not at.exception, (bad, [error.message for error in at.exception])
+        for key, setting in settings.items():
+            options = setting.options({}, TINY)
+            if key == "view" or options is None or (page, key) in DATA_DEFAULTS:
+                continue
+            expected = setting.default_of(options)
+            expected = list(expected) if key == "off" else expected
+            assert widget(at, key).value == expected, (page, key, bad)
