@@ -41,10 +41,7 @@ def value(page: str, key: str) -> Any:
     """The value of a picker (see :func:`pick`) read without drawing it: its state, else its
     code in the URL, else its default."""
     allowed = options(page, key)
-    if st.session_state.get(key) in allowed:
-        return st.session_state[key]
-    codes = {str(option): option for option in allowed}
-    return codes.get(st.query_params.get(key), setting(page, key).default_of(allowed))
+    return ui.chosen(allowed, key, setting(page, key).default_of(allowed))
 
 
 def pick(page: str, key: str, default: Any = None) -> Any:

@@ -287,6 +287,15 @@ def table(rows: Sequence[dict], formats: dict[str, str] | None = None, **kwargs:
     st.dataframe(shown, hide_index=True, column_config=config, **kwargs)
 
 
+def chosen(options: Sequence, key: str, default: Any) -> Any:
+    """The option of the picker ``key`` as it stands, without drawing it: its state, else its
+    code in the URL (str(option)), else ``default``."""
+    if st.session_state.get(key) in options:
+        return st.session_state[key]
+    codes = {str(option): option for option in options}
+    return codes.get(st.query_params.get(key), default)
+
+
 def pick(
     label: str,
     options: Sequence,
@@ -304,8 +313,7 @@ def pick(
     options = list(options)
     default = options[0] if default is None else default
     if st.session_state.get(key) not in options:
-        codes = {str(option): option for option in options}
-        st.session_state[key] = codes.get(st.query_params.get(key), default)
+        st.session_state[key] = chosen(options, key, default)
     with st.container(key=f"{presentation.KEPT}{key}") if in_presentation else nullcontext():
         value = st.segmented_control(
             label, options, format_func=format_func, key=key, required=True, help=help
