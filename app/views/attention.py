@@ -8,6 +8,7 @@ from app.display import ATTENTION_KINDS, piece_text
 from app.figures.heads import layer_lines
 from app.figures.heatmaps import attention_grid, attention_map
 from app.figures.scaled_dot_product import scaled_dot_product_steps
+from app.numbering import index_of, index_or_every
 from app.word_choice import follow
 from core.inspection import Head
 
@@ -81,9 +82,9 @@ if single.open is not False:  # None: tabs without state (AppTest); draw it
             layer = controls.pick(PAGE, "layer")
         with right:
             head = controls.pick(PAGE, "head")
-        head_index = None if head == "avg" else head - 1
+        head_index = index_or_every(head)
         ui.chart(
-            attention_map(attention, layer - 1, head_index, head_title(layer, head)),
+            attention_map(attention, index_of(layer), head_index, head_title(layer, head)),
             "attention-head",
             caption=caption(layer, head),
         )
@@ -95,15 +96,15 @@ if grid.open:
             "One head tab)."
         )
         layer, head = controls.value(PAGE, "layer"), controls.value(PAGE, "head")
-        head_index = None if head == "avg" else head - 1
+        head_index = index_or_every(head)
         ui.chart(
-            attention_grid(attention, selected=(layer - 1, head_index)),
+            attention_grid(attention, selected=(index_of(layer), head_index)),
             "attention-grid",
             on_select=open_tile,
             caption=caption(),
         )
         ui.chart(
-            attention_map(attention, layer - 1, head_index, head_title(layer, head)),
+            attention_map(attention, index_of(layer), head_index, head_title(layer, head)),
             "attention-grid-head",
             caption=caption(layer, head),
         )
@@ -155,7 +156,7 @@ with lead if leading else st.container():
             step = attention_cache.cached_scaled_dot_product(
                 state.current(),
                 None if earlier is None else earlier.step,
-                Head(kind, layer - 1, head - 1),
+                Head(kind, index_of(layer), index_of(head)),
                 position,
             )
             ui.chart(
@@ -164,7 +165,9 @@ with lead if leading else st.container():
                 caption=caption(layer, head, label),
             )
         ui.chart(
-            layer_lines(pieces, layer - 1, position, f"“{label}” in every head of layer {layer}"),
+            layer_lines(
+                pieces, index_of(layer), position, f"“{label}” in every head of layer {layer}"
+            ),
             "layer-lines",
             caption=caption(layer, word=label),
         )

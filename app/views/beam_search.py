@@ -26,6 +26,7 @@ from app.figures.beam_search import (
 )
 from app.figures.coverage import coverage_map
 from app.figures.heatmaps import attention_map
+from app.numbering import index_of, index_or_every
 from core.inspection import step_coverage
 
 PLAY_INTERVAL_S = 0.8  # seconds per step while the search plays
@@ -122,9 +123,9 @@ def step_view() -> None:
         cross = result.step_attention[step]
         layer = controls.pick(PAGE, "xlayer")
         head = controls.pick(PAGE, "xhead")
-        head_index = None if head == "avg" else head - 1
+        head_index = index_or_every(head)
         ui.chart(
-            attention_map(cross, layer - 1, head_index),
+            attention_map(cross, index_of(layer), head_index),
             "step-cross-attention",
             caption=ui.sentence_caption(kind="cross", layer=layer, head=head, search_step=step),
         )
@@ -133,7 +134,7 @@ def step_view() -> None:
             "and predicts the piece this step chooses (?), attending over the source."
         )
         grown = step_coverage(result, step, state.translator().tokenizer.pieces)
-        so_far = np.stack([found.values(layer - 1, head_index) for found in grown])  # (n, S)
+        so_far = np.stack([found.values(index_of(layer), head_index) for found in grown])  # (n, S)
         heads = "mean of heads" if head_index is None else f"head {head}"
         ui.chart(
             coverage_map(

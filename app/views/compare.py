@@ -10,6 +10,7 @@ from app import controls, presentation, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.coverage import compared_coverage, coverage_rows, named_flags
 from app.figures.heatmaps import attention_map
+from app.numbering import index_of, index_or_every
 from core import LabelledAttention, Translation, first_divergence, length_penalty
 from core.inspection import Thresholds, word_coverage
 
@@ -25,7 +26,7 @@ def head_picker(prefix: str) -> tuple[int, int | str]:
 
 def head_map(attention: LabelledAttention, layer: int, head: int | str, title: str):
     """attention_map for a layer and head counted from 1 ("avg": the mean of the heads)."""
-    return attention_map(attention, layer - 1, None if head == "avg" else head - 1, title)
+    return attention_map(attention, index_of(layer), index_or_every(head), title)
 
 
 def piece_at(output: Translation, position: int, missing: str = "") -> str:

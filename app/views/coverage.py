@@ -17,6 +17,7 @@ from app.figures.coverage import (
     percent,
 )
 from app.figures.heads import focus_bars
+from app.numbering import index_of
 from core.files import ModelDir
 from core.inspection import (
     EVERY_HEAD,
@@ -136,7 +137,9 @@ if layer == "occlusion":
 if layer == "best":
     aggregation, thresholds = study.aggregation, study.thresholds
 elif layer != "occlusion":
-    aggregation = EVERY_HEAD if layer == "all" else Aggregation(f"layer {layer}", layer=layer - 1)
+    aggregation = (
+        EVERY_HEAD if layer == "all" else Aggregation(f"layer {layer}", layer=index_of(layer))
+    )
     thresholds = THRESHOLDS
 shown_layer = layer if isinstance(layer, int) else None  # counted from 1, for captions
 shown_head = None if aggregation.heads or layer == "occlusion" else "avg"

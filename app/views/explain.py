@@ -9,6 +9,7 @@ from app import explain_cache, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.explain import agreement_map, difference_map, lens_map
 from app.figures.heads import focus_bars
+from app.numbering import index_or_every
 from core import Translation
 from core.inspection import (
     INTERVENTIONS,
@@ -78,7 +79,7 @@ def word_difference(first: Translation, second: Translation, sentences: tuple[st
         first.word_attention.cross,
         second.word_attention.cross,
         partners[compared],
-        None if layer == "mean" else layer - 1,
+        index_or_every(layer),
     )
     ui.chart(
         difference_map(

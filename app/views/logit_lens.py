@@ -8,6 +8,7 @@ import streamlit as st
 from app import controls, state, ui
 from app.display import piece_text
 from app.figures.logit_lens import contribution_bars, lens_map, rank_curve
+from app.numbering import index_of
 from core import Request
 from core.inspection import DirectContributions, LogitLens, direct_contributions, logit_lens
 
@@ -116,9 +117,9 @@ labels = [
     "feed-forward",
 ]
 values = [
-    *parts.self_heads[layer - 1, :, position],
-    *parts.cross_heads[layer - 1, :, position],
-    parts.feed_forward[layer - 1, position],
+    *parts.self_heads[index_of(layer), :, position],
+    *parts.cross_heads[index_of(layer), :, position],
+    parts.feed_forward[index_of(layer), position],
 ]
 left, right = st.columns(2)
 with left:
@@ -133,8 +134,8 @@ with left:
         "logit-lens-heads",
         caption=ui.sentence_caption(layer=layer, word=lens.chosen[position]),
     )
-best = int(np.argmax(parts.cross_heads[layer - 1, :, position]))
-split = parts.cross_sources[layer - 1, best, position]
+best = int(np.argmax(parts.cross_heads[index_of(layer), :, position]))
+split = parts.cross_sources[index_of(layer), best, position]
 with right:
     ui.chart(
         contribution_bars(

@@ -7,6 +7,7 @@ from app import controls, presentation, state, ui
 from app.figures.heatmaps import attention_map, heatmap
 from app.figures.masking import score_pipeline
 from app.figures.style import MASK_SCALE
+from app.numbering import index_of
 from core.inspection import W_KEY, W_QUERY, W_VALUE, walk_through
 from core.model import subsequent_mask
 from core.text import normalize_text
@@ -76,7 +77,7 @@ if same_length:
     title = f"Attention of your sentence, layer {layer}, head {head}: nothing is padded"
 else:
     title = f"Attention of the padded sentence, layer {layer}, head {head}: <pad> columns are 0"
-ui.chart(attention_map(shown, layer - 1, head - 1, title), "padding-attention")
+ui.chart(attention_map(shown, index_of(layer), index_of(head), title), "padding-attention")
 if not same_length:
     st.caption("The rows of <pad> queries are computed too, but nothing downstream uses them.")
 
@@ -121,7 +122,7 @@ with lead if leading else st.container():
     if leading:  # the formula and the rows' caption stand above it too
         st.html(presentation.controls_above("pipeline", 1))
     ui.chart(
-        score_pipeline(attention, layer - 1, head - 1),
+        score_pipeline(attention, index_of(layer), index_of(head)),
         "pipeline",
         caption=ui.sentence_caption(kind=kind, layer=layer, head=head),
     )

@@ -7,6 +7,7 @@ from app import controls, lectern, presentation, snapshot_cache, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.heatmaps import attention_map
 from app.figures.training import training_curves
+from app.numbering import index_of
 from core.files import MODEL_FILE, SNAPSHOT_DIR, ModelDir
 from core.inspection import (
     SnapshotView,
@@ -112,7 +113,7 @@ def snapshot_view() -> None:
     title = f"Step {step:,}: {ATTENTION_KINDS[kind]}, layer {layer}, head {head}"
     name = f"training-step-{step}"
     ui.chart(
-        attention_map(attention, layer - 1, head - 1, title),
+        attention_map(attention, index_of(layer), index_of(head), title),
         name,
         caption=ui.sentence_caption(kind=kind, layer=layer, head=head, training_step=step),
     )
@@ -122,15 +123,15 @@ def snapshot_view() -> None:
     dynamics = head_dynamics(views, kind)
     panels = {
         "Entropy (nats), lower = more focused": {
-            f"L{layer} H{head}": (steps, dynamics.entropy[:, layer - 1, head - 1])
+            f"L{layer} H{head}": (steps, dynamics.entropy[:, index_of(layer), index_of(head)])
         },
         "Confidence (top weight, not </s>)": {
-            f"L{layer} H{head}": (steps, dynamics.confidence[:, layer - 1, head - 1])
+            f"L{layer} H{head}": (steps, dynamics.confidence[:, index_of(layer), index_of(head)])
         },
     }
     if dynamics.diagonality is not None:
         panels["Diagonality, most diagonal head per layer"] = {
-            f"layer {n}": (steps, dynamics.diagonality[:, n - 1].max(axis=1))
+            f"layer {n}": (steps, dynamics.diagonality[:, index_of(n)].max(axis=1))
             for n in controls.options(PAGE, "layer")
         }
     ui.chart(training_curves(panels, mark_step=step, log_steps=True), "head-dynamics")
