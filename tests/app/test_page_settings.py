@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import deck, page_settings, state
-from app.page_settings import PAGES, SIDEBAR
+from app.page_settings import PAGES, SIDEBAR, ModelShape
 from tests.app.apptest import MAIN
 from tests.app.test_deck import shipped_shape
 from tests.app.test_deck_lectern import TINY, widget
@@ -62,6 +62,50 @@ def test_every_default_is_a_value_its_setting_allows(shape):
             default = setting.default_of(options)
             assert setting.problem(default, {}, shape) is None or default == (), (name, key)
             assert setting.label or key == "view", (name, key)  # the tabs are their own labels
+
+
+# Values of the settings whose options the model's shape decides beyond its layers and heads (its
+# d_model, its longest input, every head by name), and what a deck is told of them
+SHAPED = [
+    ("embeddings", "positions", 96, None),
+    ("embeddings", "positions", 97, "97 is not one of 16 to 96"),
+    ("embeddings", "dims", [0, 31], None),
+    ("embeddings", "dims", [0, 32], "32 is not one of 0 to 31"),
+    ("embeddings", "dims", ["0"], '"0" is not one of 0 to 31'),
+    ("explain", "pair_layer", "mean", None),
+    ("explain", "pair_layer", 3, '3 is not one of "mean", 1, 2'),
+    ("explain", "probe", "cross L2 H4", None),
+    ("explain", "probe", ["cross L2 H4"], '["cross L2 H4"] is not a head such as "enc L5 H5"'),
+    (
+        "explain",
+        "probe",
+        "cross L3 H1",
+        '"cross L3 H1" is not a head of this model ("enc L1 H1" to "cross L2 H4")',
+    ),
+    ("head_lab", "stat", "monotonicity", None),
+    (
+        "head_lab",
+        "stat",
+        "nope",
+        '"nope" is not one of "confidence", "entropy", "sink_share", '
+        '"mean_distance", "same_share", "previous_share", "next_share", "diagonality", '
+        '"monotonicity"',
+    ),
+]
+
+
+@pytest.mark.parametrize(("page", "key", "value", "problem"), SHAPED)
+def test_a_setting_shaped_by_the_model_names_a_value_it_lacks(page, key, value, problem):
+    assert PAGES[page].settings[key].problem(value, {}, TINY) == problem
+
+
+def test_a_model_of_unknown_width_and_length_bounds_positions_and_dimensions_below_only():
+    shape = ModelShape.of(2, 2, 4, ["de"])
+    settings = PAGES["embeddings"].settings
+    assert settings["positions"].problem(1000, {}, shape) is None
+    assert settings["positions"].problem(15, {}, shape) == "15 is below 16"
+    assert settings["dims"].problem([0, 1000], {}, shape) is None
+    assert settings["dims"].problem([-1], {}, shape) == "-1 is not a dimension"
 
 
 @pytest.mark.slow
