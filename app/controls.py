@@ -6,6 +6,7 @@ steps of its search) is the page's to give."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
@@ -44,12 +45,13 @@ def value(page: str, key: str) -> Any:
     return ui.chosen(allowed, key, setting(page, key).default_of(allowed))
 
 
-def pick(page: str, key: str, default: Any = None) -> Any:
+def pick(page: str, key: str, default: Any = None, among: Sequence | None = None) -> Any:
     """The setting ``key`` of ``page`` as a segmented control kept in the URL (ui.pick), its
     options the model's; ``default`` only where the page's data decides it (the logit lens opens
-    at the layer where the chosen piece formed)."""
+    at the layer where the chosen piece formed), and ``among`` where its data offers only some
+    of them (the statistics a kind of attention has)."""
     declared = setting(page, key)
-    allowed = options(page, key)
+    allowed = options(page, key) if among is None else list(among)
     return ui.pick(
         declared.label,
         allowed,
@@ -69,11 +71,56 @@ def toggle(page: str, key: str) -> bool:
     )
 
 
-def slider(page: str, key: str, high: int) -> int:
+def slider(page: str, key: str, high: int | None = None) -> int:
     """A whole-number setting of ``page`` as a slider kept in the URL, from its lowest value to
-    ``high``, which the page's data decides (the last step of the search)."""
+    its highest on the model on screen, or to ``high`` where the page's data decides it (the
+    last step of the search)."""
     declared = setting(page, key)
     assert isinstance(declared, Whole)
+    allowed = options(page, key) if high is None else range(declared.low, high + 1)
     return st.slider(
-        declared.label, declared.low, high, key=key, bind="query-params", help=declared.help
+        declared.label,
+        declared.low,
+        allowed[-1],
+        value=declared.default_of(allowed),
+        key=key,
+        bind="query-params",
+        help=declared.help,
+    )
+
+
+def selectbox(
+    page: str,
+    key: str,
+    choices: Sequence,
+    index: int | None = 0,
+    format_func: Callable[[Any], str] = str,
+) -> Any:
+    """The setting ``key`` of ``page`` as a drop-down kept in the URL, among ``choices`` that
+    the page's data decides (the words of the sentence), opening at ``index``."""
+    declared = setting(page, key)
+    return st.selectbox(
+        declared.label,
+        choices,
+        index=index,
+        format_func=format_func,
+        key=key,
+        bind="query-params",
+        help=declared.help,
+    )
+
+
+def multiselect(page: str, key: str, placeholder: str | None = None) -> list:
+    """The setting ``key`` of ``page``, a list of its options, as a multiselect kept in the
+    URL."""
+    declared = setting(page, key)
+    allowed = options(page, key)
+    return st.multiselect(
+        declared.label,
+        allowed,
+        default=list(declared.default_of(allowed)) or None,
+        key=key,
+        bind="query-params",
+        placeholder=placeholder,
+        help=declared.help,
     )

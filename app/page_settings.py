@@ -21,6 +21,23 @@ from core.inspection import INTERVENTIONS, KINDS, Head
 
 # The attention page's tabs, by their labels (the URL's ?view=)
 ATTENTION_VIEWS = ("One head", "All layers and heads")
+# How the Embeddings page's encoder input figure colours its panels (the URL holds the key)
+EMBEDDING_SCALES = {
+    "shared": "One scale: true sizes",
+    "own": "Each panel its own scale: PE visible",
+}
+# The statistics the Heads lab's dashboard colours its heads by
+STATISTICS = {
+    "confidence": "Confidence: mean top weight, </s> excluded (Voita et al. 2019)",
+    "entropy": "Entropy of the rows, nats (Clark et al. 2019)",
+    "sink_share": "Share on sinks: </s>, <s>/tag, punctuation (Clark et al. 2019)",
+    "mean_distance": "Mean distance |i - j| (self-attention)",
+    "same_share": "Rows whose top key is the same position (Voita et al. 2019)",
+    "previous_share": "Rows whose top key is the previous position",
+    "next_share": "Rows whose top key is the next position",
+    "diagonality": "Diagonality, alignment-like (cross-attention)",
+    "monotonicity": "Monotonicity, Spearman's rho (cross-attention)",
+}
 # The story's chapters as its step picker names them
 STORY_CHAPTERS = [f"{number} · {chapter.title}" for number, chapter in enumerate(STORY_STEPS, 1)]
 
@@ -28,12 +45,15 @@ STORY_CHAPTERS = [f"{number} · {chapter.title}" for number, chapter in enumerat
 @dataclass(frozen=True)
 class ModelShape:
     """What of the model a page's settings must fit: layers per kind of attention, heads per
-    layer, the languages it translates into and the training steps of its snapshots."""
+    layer, the languages it translates into, the training steps of its snapshots, and its
+    d_model and longest input (None: not known, so not checked)."""
 
     layers: Mapping[str, int]
     heads: int
     targets: tuple[str, ...]
     snapshots: tuple[int, ...] = ()
+    d_model: int | None = None
+    max_len: int | None = None
 
     @classmethod
     def of(
@@ -43,11 +63,13 @@ class ModelShape:
         heads: int,
         targets: Sequence[str],
         snapshots: Sequence[int] = (),
+        d_model: int | None = None,
+        max_len: int | None = None,
     ) -> ModelShape:
         """The shape of a model of ``encoder_layers`` and ``decoder_layers`` layers: the decoder's
         layers hold both its self-attention and its cross-attention."""
         layers = {"encoder": encoder_layers, "decoder": decoder_layers, "cross": decoder_layers}
-        return cls(layers, heads, tuple(targets), tuple(snapshots))
+        return cls(layers, heads, tuple(targets), tuple(snapshots), d_model, max_len)
 
 
 def toml_value(value: Any) -> str:
@@ -261,6 +283,70 @@ class HeadNames(Setting):
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class HeadName(HeadNames):
+    """One head named as the Heads lab names it ("cross L2 H3")."""
+
+    default: Any = None
+    kinds: ClassVar[tuple[type, ...]] = (str,)
+    described: ClassVar[str] = 'a head such as "enc L5 H5"'
+
+
+def layer_or_mean(layer: int | str) -> str:
+    """A layer as a picker of :class:`LayerOrMean` names it."""
+    return "every layer (mean)" if layer == "mean" else f"layer {layer}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerOrMean(Layer):
+    """A layer of ``kind`` counted from 1, or "mean": the mean of every layer, which the page
+    opens at."""
+
+    in_presentation: bool = False
+    format: Callable[[Any], str] = layer_or_mean
+    kinds: ClassVar[tuple[type, ...]] = (int, str)
+    described: ClassVar[str] = 'a layer number or "mean"'
+
+    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence | None:
+        layers = super().options(step, shape)
+        return None if layers is None else ["mean", *layers]
+
+    def default_of(self, options: Sequence) -> Any:
+        return "mean"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Positions(Whole):
+    """A number of positions, from ``low`` to the model's longest input; the page opens at
+    ``default`` positions, or at that longest input if it is shorter."""
+
+    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence | None:
+        return None if shape.max_len is None else range(self.low, shape.max_len + 1)
+
+    def default_of(self, options: Sequence) -> Any:
+        return min(self.default, options[-1])
+
+
+@dataclass(frozen=True, kw_only=True)
+class Dimensions(Setting):
+    """Dimensions of the model's d_model, counted from 0, a list; the page opens at 0, 1,
+    d_model/4 and d_model/2."""
+
+    kinds: ClassVar[tuple[type, ...]] = (list,)
+    described: ClassVar[str] = "a list of dimensions such as [0, 1]"
+
+    def options(self, step: Mapping[str, Any], shape: ModelShape) -> Sequence | None:
+        return None if shape.d_model is None else range(shape.d_model)
+
+    def checked(self, value: Any) -> str | None:
+        wrong = [item for item in value if isinstance(item, bool) or not isinstance(item, int)]
+        wrong += [item for item in value if isinstance(item, int) and item < 0]
+        return f"{quoted(wrong[0])} is not a dimension" if wrong else None
+
+    def default_of(self, options: Sequence) -> Any:
+        return sorted({0, 1, len(options) // 4, len(options) // 2})
+
+
 KIND = Choice(allowed=tuple(ATTENTION_KINDS), label="Attention", format=ATTENTION_KINDS.get)
 SNAPSHOT = Snapshot(help="See the model as it was earlier in its training (its snapshots).")
 
@@ -316,7 +402,15 @@ SECTIONS: dict[str, dict[str, Page]] = {
                 )
             },
         ),
-        "translate": Page("Translate", ":material/translate:", {"snapshot": SNAPSHOT}),
+        "translate": Page(
+            "Translate",
+            ":material/translate:",
+            {
+                # any text, none included
+                "ref": Setting(label="Reference translation (optional)", default=""),
+                "snapshot": SNAPSHOT,
+            },
+        ),
     },
     "The model's anatomy": {
         "tokenization": Page("Tokenization", ":material/token:"),
@@ -331,7 +425,14 @@ SECTIONS: dict[str, dict[str, Page]] = {
                     help="The paper interleaves them (even: sine, odd: cosine), which draws a "
                     "barcode; as two blocks each shows a smooth sweep from fast waves (left) to "
                     "slow ones (right).",
-                )
+                ),
+                "positions": Positions(low=16, default=100, label="Positions"),
+                "dims": Dimensions(label="Dimensions to draw"),
+                "escale": Choice(
+                    allowed=tuple(EMBEDDING_SCALES),
+                    label="Colour scale",
+                    format=EMBEDDING_SCALES.get,
+                ),
             },
         ),
         "attention": Page(
@@ -397,6 +498,17 @@ SECTIONS: dict[str, dict[str, Page]] = {
             ":material/hub:",
             {
                 "kind": KIND,
+                # the word that attends and the one it looks at: a word of the sentence (its
+                # position among the kind's words), so the sentence bounds them
+                "focus": Whole(low=0, label="Word that attends"),
+                "at_word": Whole(
+                    low=0,
+                    label="…looking at (optional)",
+                    help="Pick the word it should find (for 'it': 'animal') to rank heads by the "
+                    "weight on it.",
+                ),
+                # those the kind of attention has (self-attention has no diagonality)
+                "stat": Choice(allowed=tuple(STATISTICS), label="Colour by", format=STATISTICS.get),
                 "how": Choice(
                     allowed=tuple(INTERVENTIONS), label="Intervention", format=INTERVENTIONS.get
                 ),
@@ -409,8 +521,59 @@ SECTIONS: dict[str, dict[str, Page]] = {
                 ),
             },
         ),
-        "explain": Page("Explain", ":material/psychology:"),
-        "coverage": Page("Coverage", ":material/rule:"),
+        "explain": Page(
+            "Explain",
+            ":material/psychology:",
+            {
+                # a row of the cross-attention (a produced piece), an alternative piece's id, the
+                # translations' corresponding words and the sentences' shared words: what the
+                # sentence allows; the page opens at the second piece, its likeliest alternative,
+                # the first changed word and "it"
+                "word": Whole(
+                    low=0,
+                    label="Produced piece to explain",
+                    help="Each decoder position reads one piece and predicts the next.",
+                ),
+                "foil": Whole(
+                    low=0,
+                    label="Instead of",
+                    help="The pieces the model found likeliest after the one it chose.",
+                ),
+                # its default is the cross head most focused for the word explained: the page's
+                "probe": HeadName(label="Head"),
+                "probe_how": Choice(
+                    allowed=tuple(name for name in INTERVENTIONS if name != "off"),
+                    label="Intervention",
+                    format=INTERVENTIONS.get,
+                ),
+                # its default is the sentence's partner (core.inspection.partner): the page's
+                "pair": Text(label="Second sentence"),
+                "pair_word": Whole(
+                    low=0,
+                    label="Output word to compare",
+                    help="Words of the two translations that correspond; a changed word shows "
+                    "both forms.",
+                ),
+                "pair_layer": LayerOrMean(kind="cross", label=f"{ATTENTION_KINDS['cross']} of"),
+                "follow": Whole(low=0, label="Word to follow"),
+            },
+        ),
+        "coverage": Page(
+            "Coverage",
+            ":material/rule:",
+            {
+                "coverage_pieces": Flag(
+                    label="Pieces instead of words",
+                    help="In words, a row is an output word, so a word spelt in three pieces "
+                    "counts once.",
+                ),
+                # a source word as "position: word", one of the sentence's
+                "coverage_word": Setting(
+                    label="Source word to follow",
+                    help="The first flagged word is followed to begin with.",
+                ),
+            },
+        ),
         "logit_lens": Page(
             "Logit lens",
             ":material/layers:",

@@ -113,6 +113,8 @@ def model_shape() -> ModelShape | None:
         config.n_heads,
         list(translator.languages),
         [snapshot.step for snapshot in ModelDir(model_dir()).snapshots()],
+        d_model=config.d_model,
+        max_len=config.max_len,
     )
 
 

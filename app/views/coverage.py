@@ -5,7 +5,7 @@ occlusion), the page opens on it, computed through the Explain page's cache."""
 
 import streamlit as st
 
-from app import state, ui
+from app import controls, state, ui
 from app.display import ATTENTION_KINDS
 from app.figures.coverage import (
     attended_map,
@@ -42,6 +42,8 @@ THRESHOLDS = Thresholds()
 OCCLUSION_AT_ONCE = 2.0  # seconds
 OCCLUSION_VIEW = Aggregation(OCCLUSION)  # the lens's coverage: one "layer" of one "head"
 
+PAGE = "coverage"  # its settings: app/page_settings.py
+
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def measured_study(model_dir: str, model_changed: float) -> MeasuredFlags | None:
@@ -73,12 +75,7 @@ st.markdown(
     "attention spreads over heads, the language tag and `</s>` soak it up, and a decoder can look "
     "at a word and still leave it out (the rows below show where it looked)."
 )
-pieces = st.toggle(
-    "Pieces instead of words",
-    key="coverage_pieces",
-    bind="query-params",
-    help="In words, a row is an output word, so a word spelt in three pieces counts once.",
-)
+pieces = controls.toggle(PAGE, "coverage_pieces")
 found = attention_coverage(result.attention.cross) if pieces else word_coverage(result)
 cross = found.attention
 study = model_study()
@@ -190,13 +187,8 @@ choices = [f"{i}: {labels[i]}" for i in words]  # the URL holds this text: uniqu
 flagged = [*flags.under, *flags.over]
 if st.session_state.get("coverage_word") not in choices:
     st.session_state.pop("coverage_word", None)
-followed = st.selectbox(
-    "Source word to follow",
-    choices,
-    index=words.index(flagged[0]) if flagged else 0,
-    key="coverage_word",
-    bind="query-params",
-    help="The first flagged word is followed to begin with.",
+followed = controls.selectbox(
+    PAGE, "coverage_word", choices, index=words.index(flagged[0]) if flagged else 0
 )
 column = words[choices.index(followed)]
 received = aggregation.received(found)

@@ -14,12 +14,6 @@ from app.figures.positional import (
 )
 from core.model import positional_encoding
 
-# How the encoder input figure colours its panels (the URL holds the key)
-EMBEDDING_SCALES = {
-    "shared": "One scale: true sizes",
-    "own": "Each panel its own scale: PE visible",
-}
-
 PAGE = "embeddings"  # its settings: app/page_settings.py
 
 st.title("Embeddings & positional encoding")
@@ -61,14 +55,7 @@ ui.chart(
 )
 
 st.subheader("A longer range")
-length = st.slider(
-    "Positions",
-    16,
-    config.max_len,
-    value=min(100, config.max_len),
-    key="positions",
-    bind="query-params",
-)
+length = controls.slider(PAGE, "positions")
 pe = positional_encoding(length, config.d_model, layout).numpy()  # (T, D)
 ui.chart(
     positional_heatmap(
@@ -76,13 +63,7 @@ ui.chart(
     ),
     "pe-range",
 )
-dims = st.multiselect(
-    "Dimensions to draw",
-    list(range(config.d_model)),
-    default=sorted({0, 1, config.d_model // 4, config.d_model // 2}),
-    key="dims",
-    bind="query-params",
-)
+dims = controls.multiselect(PAGE, "dims")
 if dims:
     ui.chart(positional_curves(pe, dims, layout=layout), "pe-curves")
 else:
@@ -108,7 +89,7 @@ st.markdown(
     f"±{position_largest:.2f}. On one scale PE is pale beside them: it is that small a part of "
     "the sum the encoder reads. Give each panel its own scale to see its pattern."
 )
-scale = ui.pick("Colour scale", list(EMBEDDING_SCALES), "escale", format_func=EMBEDDING_SCALES.get)
+scale = controls.pick(PAGE, "escale")
 ui.chart(
     embedding_sum(
         embeddings.source_token,

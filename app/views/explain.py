@@ -5,18 +5,18 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import explain_cache, state, ui
+from app import controls, explain_cache, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.explain import agreement_map, difference_map, lens_map
 from app.figures.heads import focus_bars
 from app.numbering import index_or_every
+from app.page_settings import layer_or_mean
 from core import Translation
 from core.inspection import (
     INTERVENTIONS,
     PAIRS,
     Head,
     aligned_words,
-    all_heads,
     attention_difference,
     attribution,
     partner,
@@ -47,6 +47,8 @@ PRONOUN_CHOICE = {
 ANY_PRONOUN_CHOICE = "a language with grammatical gender must choose the pronoun of the right noun"
 NATS = "nats (natural log)"
 
+PAGE = "explain"  # its settings: app/page_settings.py
+
 
 def word_difference(first: Translation, second: Translation, sentences: tuple[str, str]) -> None:
     """Pick an output word of the first translation with a partner in the second (the first
@@ -61,20 +63,14 @@ def word_difference(first: Translation, second: Translation, sentences: tuple[st
     changed = [k for k, (i, j) in enumerate(partners) if first_words[i] != second_words[j]]
     if st.session_state.get("pair_word", 0) not in range(len(partners)):
         del st.session_state["pair_word"]
-    compared = st.selectbox(
-        "Output word to compare",
+    compared = controls.selectbox(
+        PAGE,
+        "pair_word",
         range(len(partners)),
         index=changed[0] if changed else 0,
         format_func=numbered.get,  # the URL holds this text: unique, though words repeat
-        key="pair_word",
-        bind="query-params",
-        help="Words of the two translations that correspond; a changed word shows both forms.",
     )
-    layers = first.word_attention.cross.weights.shape[0]
-    described = {"mean": "every layer (mean)", **{n: f"layer {n}" for n in range(1, layers + 1)}}
-    layer = ui.pick(
-        f"{ATTENTION_KINDS['cross']} of", list(described), "pair_layer", format_func=described.get
-    )
+    layer = controls.pick(PAGE, "pair_layer")
     found = attention_difference(
         first.word_attention.cross,
         second.word_attention.cross,
@@ -88,7 +84,7 @@ def word_difference(first: Translation, second: Translation, sentences: tuple[st
             found.source_labels,
             ("first sentence", "second sentence"),
             f"Where “{label[compared]}” looks: {ATTENTION_KINDS['cross'].lower()}, "
-            f"{described[layer]}, mean of heads",
+            f"{layer_or_mean(layer)}, mean of heads",
         ),
         "pair-difference",
         caption=replace(
@@ -110,15 +106,13 @@ settings = state.settings()
 rows = result.attention.cross.query_labels  # "reads → predicts", one per produced piece
 if st.session_state.get("word", 0) not in range(len(rows)):
     del st.session_state["word"]
-position = st.selectbox(
-    "Produced piece to explain",
+position = controls.selectbox(
+    PAGE,
+    "word",
     range(len(rows)),
     index=min(1, len(rows) - 1),
     # the URL holds this text: unique, as rows repeat
     format_func=[f"{i}: {piece_text(row)}" for i, row in enumerate(rows)].__getitem__,
-    key="word",
-    bind="query-params",
-    help="Each decoder position reads one piece and predicts the next.",
 )
 lenses = explain_cache.cached_lenses(state.current(), position)
 predicted = piece_text(lenses.predicted)
@@ -144,16 +138,14 @@ alternatives = explain_cache.cached_alternatives(state.current(), position)
 foils = [piece for piece, _, _ in alternatives]
 if st.session_state.get("foil", foils[0]) not in foils:  # an alternative at another piece
     del st.session_state["foil"]
-foil = st.selectbox(
-    "Instead of",
+foil = controls.selectbox(
+    PAGE,
+    "foil",
     foils,
     # the URL holds this text: the sentence and the piece explained, there too, fix the chances
     format_func={
         piece: f"{piece_text(text)} (P {chance:.3f})" for piece, text, chance in alternatives
     }.get,
-    key="foil",
-    bind="query-params",
-    help="The pieces the model found likeliest after the one it chose.",
 )
 found = explain_cache.cached_contrast(state.current(), position, foil)
 foil_piece = piece_text(next(text for piece, text, _ in alternatives if piece == foil))
@@ -176,22 +168,15 @@ st.caption(
 st.header("Intervene: change one head, watch this word")
 cross = result.attention.cross
 top_head = rank_heads(cross, position)[0]  # the cross head most focused for this word
-options = [head.name for head in all_heads(state.translator())]
+options = controls.options(PAGE, "probe")
 default = Head("cross", top_head.layer, top_head.head).name
 if st.session_state.get("probe", default) not in options:
     del st.session_state["probe"]
 left, right = st.columns(2)
 with left:
-    head_name = st.selectbox(
-        "Head", options, index=options.index(default), key="probe", bind="query-params"
-    )
+    head_name = controls.selectbox(PAGE, "probe", options, index=options.index(default))
 with right:
-    how = ui.pick(
-        "Intervention",
-        [name for name in INTERVENTIONS if name != "off"],
-        "probe_how",
-        format_func=INTERVENTIONS.get,
-    )
+    how = controls.pick(PAGE, "probe_how")
 shift, changed = explain_cache.cached_word_shift(state.current(), position, head_name, how)
 st.metric(
     f"Total variation distance of the distribution “{predicted}” was chosen from",
@@ -226,7 +211,7 @@ st.markdown(
 st.pills("Bundled pairs", list(PAIRS), key="bundled", on_change=ui.use_pair, args=(PAIRS,))
 if "pair" not in st.session_state and "pair" not in st.query_params:
     st.session_state.pair = partner(settings.text)
-other = st.text_input("Second sentence", key="pair", bind="query-params")
+other = st.text_input(controls.setting(PAGE, "pair").label, key="pair", bind="query-params")
 second = state.analysis(other).result
 left, right = st.columns(2)
 for column, text, translation in ((left, settings.text, result), (right, other, second)):
@@ -252,14 +237,13 @@ if not shared:
 shared_words = [first_words.query_labels[i] for i, _ in shared]
 if st.session_state.get("follow", 0) not in range(len(shared)):
     del st.session_state["follow"]
-followed = st.selectbox(
-    "Word to follow",
+followed = controls.selectbox(
+    PAGE,
+    "follow",
     range(len(shared)),
     index=shared_words.index("it") if "it" in shared_words else 0,
     # the URL holds this text: unique, as words repeat ("the" twice), numbered as in the charts
     format_func=[f"{shared[k][0]}: {shared_words[k]}" for k in range(len(shared))].__getitem__,
-    key="follow",
-    bind="query-params",
 )
 word = shared_words[followed]
 best = rank_heads(first_words, shared[followed][0], skip_self=True)[0]

@@ -21,7 +21,6 @@ from core.inspection import (
     INTERVENTIONS,
     POSITIONAL_THRESHOLD,
     SINK_THRESHOLD,
-    all_heads,
     head_roles,
     rank_heads,
     role_attention,
@@ -31,17 +30,6 @@ from core.inspection import (
 )
 
 TOP_HEADS = 10
-STATISTICS = {
-    "confidence": "Confidence: mean top weight, </s> excluded (Voita et al. 2019)",
-    "entropy": "Entropy of the rows, nats (Clark et al. 2019)",
-    "sink_share": "Share on sinks: </s>, <s>/tag, punctuation (Clark et al. 2019)",
-    "mean_distance": "Mean distance |i - j| (self-attention)",
-    "same_share": "Rows whose top key is the same position (Voita et al. 2019)",
-    "previous_share": "Rows whose top key is the previous position",
-    "next_share": "Rows whose top key is the next position",
-    "diagonality": "Diagonality, alignment-like (cross-attention)",
-    "monotonicity": "Monotonicity, Spearman's rho (cross-attention)",
-}
 # the statistics in a chart title, which fits one line after the longest kind's name (see
 # app/slides.py TITLE_CHARS)
 STATISTIC_TITLES = {
@@ -99,21 +87,18 @@ st.header("Find the head: focus on one word")
 words = getattr(result.word_attention, kind)
 default = first_word(words.query_labels)
 lost = [follow("focus", words.query_labels, default), follow("at_word", words.key_labels, None)]
-query = st.selectbox(
-    "Word that attends",
+query = controls.selectbox(
+    PAGE,
+    "focus",
     range(len(words.query_labels)),
     index=0 if "focus" in st.session_state else default,  # see follow()
     format_func=words.query_labels.__getitem__,
-    key="focus",
-    bind="query-params",
 )
-key = st.selectbox(
-    "…looking at (optional)",
+key = controls.selectbox(
+    PAGE,
+    "at_word",
     [None, *range(len(words.key_labels))],
     format_func={None: "its top word, whichever it is", **dict(enumerate(words.key_labels))}.get,
-    key="at_word",
-    bind="query-params",
-    help="Pick the word it should find (for 'it': 'animal') to rank heads by the weight on it.",
 )
 named = ATTENTION_KINDS[kind].lower()
 if lost[0] is not None:
@@ -170,8 +155,8 @@ if over == "sample":
 else:  # as the Story and the survey read a head
     read = role_attention(result.attention, result.word_attention, kind)
     statistics = statistics_per_head(read.weights, read.key_labels, self_attention=kind != "cross")
-available = [name for name in STATISTICS if name in statistics]
-statistic = ui.pick("Colour by", available, "stat", format_func=STATISTICS.get)
+available = [name for name in controls.options(PAGE, "stat") if name in statistics]
+statistic = controls.pick(PAGE, "stat", among=available)
 roles = head_roles(statistics)
 ui.chart(
     head_dashboard(
@@ -263,17 +248,8 @@ else:
 switched = settings.present and bool(st.session_state.get("off"))
 with lead if switched else st.container():
     st.header("Switch heads off, or change their attention")
-    options = [head.name for head in all_heads(state.translator())]
     how = controls.pick(PAGE, "how")
-    off = controls.setting(PAGE, "off")
-    chosen = st.multiselect(
-        off.label,
-        options,
-        key="off",
-        bind="query-params",
-        placeholder="e.g. enc L5 H5",
-        help=off.help,
-    )
+    chosen = controls.multiselect(PAGE, "off", placeholder="e.g. enc L5 H5")
     if chosen:
         outcome = heads_cache.cached_intervention(state.current(), tuple(sorted(chosen)), how)
         changes = word_changes(result.text.split(), outcome.changed.text.split())

@@ -3,10 +3,12 @@
 import sacrebleu
 import streamlit as st
 
-from app import notices, state, ui
+from app import controls, notices, state, ui
 from app.display import piece_count
 from app.figures.heatmaps import attention_map
 from core.text import is_sentence, joined
+
+PAGE = "translate"  # its settings: app/page_settings.py
 
 st.title("Translate")
 analysis = state.analysis()
@@ -63,7 +65,7 @@ if result.truncated:
     st.code(state.translator().tokenizer.decode(result.source_ids), language=None, wrap_lines=True)
 
 reference = st.text_area(
-    "Reference translation (optional)",
+    controls.setting(PAGE, "ref").label,
     key="ref",
     bind="query-params",
     placeholder=f"A {language} translation to score the output against",

@@ -26,6 +26,8 @@ def shipped_shape() -> ModelShape:
         config["n_heads"],
         card["languages"]["targets"],
         [snapshot.step for snapshot in directory.snapshots()],
+        d_model=config["d_model"],
+        max_len=config["max_len"],
     )
 
 

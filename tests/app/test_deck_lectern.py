@@ -15,6 +15,7 @@ from core import DEFAULT_MODEL
 from tests.app.apptest import MAIN
 from tests.app.test_deck import shipped_shape
 from tests.conftest import EARLY_STEPS, FINAL_STEP
+from tests.conftest import TINY as TINY_MODEL
 
 VIEWS = Path(deck.__file__).parent / "views"
 # Each page's title (its st.title), by page
@@ -116,11 +117,15 @@ story = 4
 
 [[step]]
 page = "translate"
+ref = "Un chat dort sur le tapis."
 snapshot = {early}
 
 [[step]]
 page = "embeddings"
 peorder = "blocks"
+positions = 40
+dims = [2, 5]
+escale = "own"
 
 [[step]]
 page = "attention"
@@ -166,8 +171,29 @@ language_head = 2
 [[step]]
 page = "head_lab"
 kind = "decoder"
+focus = 0
+at_word = 1
+stat = "entropy"
 how = "uniform"
 off = ["dec L1 H1", "cross L2 H4"]
+
+# the second sentence is the first: the tiny model's translations of two sentences share no word
+# to compare (its foil, 399, is the piece "r", the second alternative after the second piece)
+[[step]]
+page = "explain"
+word = 2
+foil = 399
+probe = "enc L2 H3"
+probe_how = "permute"
+pair = "A cat sleeps on the mat."
+pair_word = 0
+pair_layer = 2
+follow = 3
+
+[[step]]
+page = "coverage"
+coverage_pieces = true
+coverage_word = "7: ▁sleeps"
 
 [[step]]
 page = "logit_lens"
@@ -198,7 +224,15 @@ def tiny_deck(history_dir, monkeypatch, tmp_path):
     return open_deck
 
 
-TINY = ModelShape.of(2, 2, 4, ["de", "fr"], [*EARLY_STEPS, FINAL_STEP])
+TINY = ModelShape.of(
+    2,
+    2,
+    4,
+    ["de", "fr"],
+    [*EARLY_STEPS, FINAL_STEP],
+    d_model=TINY_MODEL.d_model,
+    max_len=TINY_MODEL.max_len,
+)
 
 
 @pytest.mark.slow

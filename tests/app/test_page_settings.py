@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import deck, page_settings, state
-from app.page_settings import PAGES, SIDEBAR
+from app.page_settings import PAGES, SIDEBAR, ModelShape
 from tests.app.apptest import MAIN
 from tests.app.test_deck import shipped_shape
 from tests.app.test_deck_lectern import TINY, widget
@@ -18,12 +18,22 @@ DATA_DEFAULTS = {
     ("attention", "query"),
     ("logit_lens", "lens_position"),
     ("logit_lens", "lens_layer"),
+    ("explain", "probe"),  # the cross head most focused for the word explained
 }
+# What a page is opened with besides its settings: the Explain page compares its sentence with
+# itself, as the tiny model's translations of two sentences share no word (so the page would draw
+# neither the word to compare nor its layer)
+OPENED_WITH = {"explain": {"pair": state.DEFAULTS.text}}
+
+
+def as_shown(value):
+    """A setting's value as its widget holds it: a multiselect's, a list."""
+    return list(value) if isinstance(value, (tuple, range)) else value
 
 
 def open_page(page: str, **query: str) -> AppTest:
     at = AppTest.from_file(MAIN, default_timeout=120)
-    at.query_params.update(query)
+    at.query_params.update({**query, **OPENED_WITH.get(page, {})})
     at.switch_page(f"views/{page}.py")
     return at.run()
 
@@ -54,6 +64,50 @@ def test_every_default_is_a_value_its_setting_allows(shape):
             assert setting.label or key == "view", (name, key)  # the tabs are their own labels
 
 
+# Values of the settings whose options the model's shape decides beyond its layers and heads (its
+# d_model, its longest input, every head by name), and what a deck is told of them
+SHAPED = [
+    ("embeddings", "positions", 96, None),
+    ("embeddings", "positions", 97, "97 is not one of 16 to 96"),
+    ("embeddings", "dims", [0, 31], None),
+    ("embeddings", "dims", [0, 32], "32 is not one of 0 to 31"),
+    ("embeddings", "dims", ["0"], '"0" is not one of 0 to 31'),
+    ("explain", "pair_layer", "mean", None),
+    ("explain", "pair_layer", 3, '3 is not one of "mean", 1, 2'),
+    ("explain", "probe", "cross L2 H4", None),
+    ("explain", "probe", ["cross L2 H4"], '["cross L2 H4"] is not a head such as "enc L5 H5"'),
+    (
+        "explain",
+        "probe",
+        "cross L3 H1",
+        '"cross L3 H1" is not a head of this model ("enc L1 H1" to "cross L2 H4")',
+    ),
+    ("head_lab", "stat", "monotonicity", None),
+    (
+        "head_lab",
+        "stat",
+        "nope",
+        '"nope" is not one of "confidence", "entropy", "sink_share", '
+        '"mean_distance", "same_share", "previous_share", "next_share", "diagonality", '
+        '"monotonicity"',
+    ),
+]
+
+
+@pytest.mark.parametrize(("page", "key", "value", "problem"), SHAPED)
+def test_a_setting_shaped_by_the_model_names_a_value_it_lacks(page, key, value, problem):
+    assert PAGES[page].settings[key].problem(value, {}, TINY) == problem
+
+
+def test_a_model_of_unknown_width_and_length_bounds_positions_and_dimensions_below_only():
+    shape = ModelShape.of(2, 2, 4, ["de"])
+    settings = PAGES["embeddings"].settings
+    assert settings["positions"].problem(1000, {}, shape) is None
+    assert settings["positions"].problem(15, {}, shape) == "15 is below 16"
+    assert settings["dims"].problem([0, 1000], {}, shape) is None
+    assert settings["dims"].problem([-1], {}, shape) == "-1 is not a dimension"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", list(PAGES))
 def test_a_page_draws_each_of_its_settings_with_the_registrys_label_and_default(
@@ -70,8 +124,7 @@ def test_a_page_draws_each_of_its_settings_with_the_registrys_label_and_default(
         assert drawn.label == setting.label, (page, key)
         options = setting.options({}, TINY)
         if (page, key) not in DATA_DEFAULTS and options is not None:
-            expected = setting.default_of(options)
-            assert drawn.value == (list(expected) if key == "off" else expected), (page, key)
+            assert drawn.value == as_shown(setting.default_of(options)), (page, key)
 
 
 # Values a link may hold that no setting allows: a layer or head the model lacks, a word that is
@@ -93,6 +146,7 @@ def test_a_value_in_the_url_that_its_setting_does_not_allow_opens_the_default(
             options = setting.options({}, TINY)
             if key == "view" or options is None or (page, key) in DATA_DEFAULTS:
                 continue
-            expected = setting.default_of(options)
-            expected = list(expected) if key == "off" else expected
+            expected = as_shown(setting.default_of(options))
+            if bad == "" and list in setting.kinds:  # a list's empty value: none chosen
+                expected = []
             assert widget(at, key).value == expected, (page, key, bad)
