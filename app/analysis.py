@@ -56,7 +56,7 @@ def analyse(translator: Translator, request: Request) -> Analysis:
             "training, so expect a poor translation of that part."
         )
     ids = {c.token for step in result.steps for c in step.candidates}
-    ids |= {t for h in result.finished for t in h.tokens}
+    ids |= {t for h in result.finished for t in h.ids}
     return Analysis(result, read, dict(zip(ids, translator.tokenizer.pieces(ids))), notes, seconds)
 
 

@@ -45,8 +45,8 @@ def cached_intervention(request: Request, heads: tuple[str, ...], how: str = "of
     changed = intervened_translator(translator, [Head.parse(name) for name in heads], how)
     return Intervention(
         changed.translate(**request.arguments),
-        translator.trace(normal).token_scores,
-        changed.trace(normal).token_scores,
+        translator.trace(normal).token_log_probs,
+        changed.trace(normal).token_log_probs,
     )
 
 

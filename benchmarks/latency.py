@@ -432,7 +432,7 @@ def log_prob_difference(translator, ct2, text: str) -> float:
     from core.text.tokenizer import EOS_ID
 
     result = translator.translate(text, beam_size=PEER_BEAM)
-    ours = translator.trace(result).token_scores  # log P of each output token, </s> included
+    ours = translator.trace(result).token_log_probs  # log P of each output token, </s> included
     vocabulary = ctranslate2_vocabulary(len(translator.tokenizer))
     target = [vocabulary[i] for i in result.output_ids if i != EOS_ID]  # CTranslate2 adds </s>
     source = [vocabulary[i] for i in result.source_ids]

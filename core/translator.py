@@ -157,11 +157,11 @@ class Translation:
     decoder_input_tokens: list[str]  # what each decoder position reads: <s> ...
     output_ids: list[int]
     output_tokens: list[str]  # what each decoder position predicted: ... </s>
-    score: float  # log-probability of the output
+    log_prob: float  # log-probability of the output
     source_kinds: list[str]  # piece_kind of each source piece
     output_kinds: list[str]  # piece_kind of each output piece
     uncut_source_length: int  # the source's pieces before any cut, <2xx> and </s> included
-    token_scores: list[float] | None = None  # log P of each output token; None when not traced
+    token_log_probs: list[float] | None = None  # log P of each output token; None untraced
     attention: AttentionSet | None = None  # piece by piece: weights, scores, masked scores
     word_attention: AttentionSet | None = None  # pieces merged into words: weights
     embeddings: Embeddings | None = None
@@ -279,8 +279,8 @@ class Translator:
         ``translator.translate(**request.arguments)`` translates a :class:`core.Request`.
 
         trace=True also returns every beam step and the attention, scores, embeddings and token
-        scores (as :meth:`trace` gives them) of the model run on the chosen output (cached decoding
-        and this full pass agree; the tests say so).
+        log-probabilities (as :meth:`trace` gives them) of the model run on the chosen output
+        (cached decoding and this full pass agree; the tests say so).
         max_length caps the output in tokens, eos included (default: 1.5 x the source + 10).
         """
         check_decoding(beam_size, alpha, max_length)
@@ -288,7 +288,7 @@ class Translator:
         source = torch.tensor([ids], device=self.device)
         pieces, backend = self.tokenizer.pieces, self.backend
         beam = beam_search(backend, source, beam_size, alpha, max_length, trace)
-        output = beam.tokens  # ends with eos unless the length budget ran out
+        output = beam.ids  # ends with eos unless the length budget ran out
         decoder_input = [self.model.config.bos_id, *output[:-1]]
         source_tokens, output_tokens = pieces(ids), pieces(output)
         result = Translation(
@@ -300,7 +300,7 @@ class Translator:
             decoder_input_tokens=pieces(decoder_input),
             output_ids=output,
             output_tokens=output_tokens,
-            score=beam.score,
+            log_prob=beam.log_prob,
             source_kinds=self.piece_kinds(ids, source_tokens),
             output_kinds=self.piece_kinds(output, output_tokens),
             uncut_source_length=uncut_length,
@@ -315,7 +315,7 @@ class Translator:
     def labelled_step(self, step: BeamStep, source_tokens: list[str]) -> LabelledAttention:
         """A traced beam step's cross-attention weights with their labels: each row a live
         hypothesis's newest position (hypothesis_labels), each column a source piece."""
-        prefixes = [hypothesis.tokens for hypothesis in step.hypotheses]
+        prefixes = [hypothesis.ids for hypothesis in step.hypotheses]
         rows = hypothesis_labels(prefixes, self.tokenizer.pieces, self.model.config.bos_id)
         return LabelledAttention(step.cross_weights, rows, source_tokens)
 
@@ -326,7 +326,7 @@ class Translator:
         tracing the final model's translation shows its attention on the same rows and columns."""
         forced = replace(result, steps=[], step_attention=[], finished=[])
         source = torch.tensor([result.source_ids], device=self.device)
-        forced.score = float(self._attach_trace(forced, source, self.backend).sum())
+        forced.log_prob = float(self._attach_trace(forced, source, self.backend).sum())
         return forced
 
     @torch.inference_mode()
@@ -342,8 +342,8 @@ class Translator:
     def _attach_trace(
         self, result: Translation, source: torch.Tensor, backend: Transformer | Engine
     ) -> torch.Tensor:
-        """The attention, embeddings and token scores of ``backend``'s full pass over the chosen
-        output (the caller's :attr:`backend`, asked for once); returns the token scores (T,)."""
+        """The attention, embeddings and token log-probabilities of ``backend``'s full pass over
+        the chosen output (the caller's :attr:`backend`, asked for once); returns them (T,)."""
         decoder_input = torch.tensor([result.decoder_input_ids], device=self.device)
         logits, intermediates = backend(source, decoder_input, trace=True)
         texts = (result.source_tokens, result.decoder_input_tokens, result.output_tokens)
@@ -362,9 +362,9 @@ class Translator:
         )
         log_probs = logits[0].float().log_softmax(-1)  # (T, V)
         output = torch.tensor(result.output_ids, device=self.device)
-        token_scores = log_probs.gather(1, output[:, None])[:, 0]  # (T,)
-        result.token_scores = token_scores.tolist()
-        return token_scores
+        token_log_probs = log_probs.gather(1, output[:, None])[:, 0]  # (T,)
+        result.token_log_probs = token_log_probs.tolist()
+        return token_log_probs
 
     @torch.inference_mode()
     def encode_batch(self, texts: list[str], target: str = "de") -> EncoderBatch:
@@ -460,9 +460,9 @@ class Translator:
                 decoded = greedy_decode(self.backend, source)
             else:
                 beams = batch_beam_search(self.backend, source, beam_size, alpha)
-                decoded = [beam.tokens for beam in beams]
-            for b, tokens in zip(batch, decoded):
-                results[b] = self.tokenizer.decode(tokens, target)
+                decoded = [beam.ids for beam in beams]
+            for b, ids in zip(batch, decoded):
+                results[b] = self.tokenizer.decode(ids, target)
             done(batch)
         return results
 

@@ -33,9 +33,9 @@ class TreeNode:
     prefix: tuple[int, ...]
     piece: str
     step: int  # the step that proposed it (root: -1); drawn at depth step + 1
-    log_prob: float  # log P(last token | the rest)
-    score: float  # cumulative log-probability
-    normalized: float  # score / length_penalty(len(prefix), alpha)
+    token_log_prob: float  # log P(last token | the rest)
+    log_prob: float  # cumulative log-probability
+    normalized: float  # log_prob / length_penalty(len(prefix), alpha)
     status: str  # "root", "kept", "finished" or "pruned"
     reason: str = ""
     y: float = 0.0  # vertical position from the layout
@@ -65,13 +65,13 @@ def tree_layout(
         for c in shown:
             if c.status == "pruned" and not (show_pruned and step.step == upto):
                 continue
-            prefix = (*step.hypotheses[c.parent].tokens, c.token)
+            prefix = (*step.hypotheses[c.parent].ids, c.token)
             nodes[prefix] = TreeNode(
                 prefix,
                 pieces.get(c.token, str(c.token)),
                 step.step,
+                c.token_log_prob,
                 c.log_prob,
-                c.score,
                 c.normalized,
                 c.status,
                 c.reason,
@@ -84,7 +84,7 @@ def tree_layout(
 
     def place(node: TreeNode) -> float:
         nonlocal next_leaf
-        kids = sorted(children.get(node.prefix, []), key=lambda n: -n.score)
+        kids = sorted(children.get(node.prefix, []), key=lambda n: -n.log_prob)
         if kids:
             node.y = float(np.mean([place(kid) for kid in kids]))
         else:
@@ -186,11 +186,11 @@ def candidate_rows(
     return [
         {
             "beam": c.parent + 1,
-            "prefix": detokenize(step.hypotheses[c.parent].tokens),
+            "prefix": detokenize(step.hypotheses[c.parent].ids),
             "next piece": pieces.get(c.token, str(c.token)),
-            "probability": math.exp(c.log_prob),
-            "log-prob": c.log_prob,
-            "cumulative": c.score,
+            "probability": math.exp(c.token_log_prob),
+            "log-prob": c.token_log_prob,
+            "cumulative": c.log_prob,
             "normalised": c.normalized,
             "status": c.status,
             "why": c.reason,
@@ -207,10 +207,10 @@ def rerank(finished: Sequence[Hypothesis], alpha: float, detokenize: Detokenize)
     best = best_hypothesis(list(finished), alpha)
     rows = [
         {
-            "hypothesis": detokenize(h.tokens),
-            "length": len(h.tokens),
-            "log P": h.score,
-            "lp": length_penalty(len(h.tokens), alpha),
+            "hypothesis": detokenize(h.ids),
+            "length": len(h.ids),
+            "log P": h.log_prob,
+            "lp": length_penalty(len(h.ids), alpha),
             "normalised": h.normalized(alpha),
             "chosen": h is best,
         }

@@ -157,9 +157,9 @@ def _tree_nodes(
         customdata=[
             [
                 plot_text(n.piece),
+                n.token_log_prob,
+                np.exp(n.token_log_prob),
                 n.log_prob,
-                np.exp(n.log_prob),
-                n.score,
                 n.normalized,
                 plot_text(n.reason),
                 plot_text(explanations.get(n.reason, "")),

@@ -176,7 +176,7 @@ ui.table(
 )
 alphas = np.linspace(0.0, 2.0, 41)
 ranks, gaps = rerank_ranks(result.finished, alphas)
-labels = [legend_text(detokenize(h.tokens), len(h.tokens)) for h in result.finished]
+labels = [legend_text(detokenize(h.ids), len(h.ids)) for h in result.finished]
 ui.chart(rerank_lines(labels, ranks, gaps, alphas, settings.alpha), "rerank")
 st.caption(
     "Each line is a finished hypothesis, its rank against α (1, on top, is the output); where "

@@ -103,8 +103,9 @@ ui.table(
         {
             "search": name,
             "pieces": len(output.output_tokens),
-            "log P": output.score,
-            "log P / lp": output.score / length_penalty(len(output.output_tokens), settings.alpha),
+            "log P": output.log_prob,
+            "log P / lp": output.log_prob
+            / length_penalty(len(output.output_tokens), settings.alpha),
         }
         for name, output in outputs.items()
     ],

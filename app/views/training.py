@@ -73,7 +73,7 @@ def snapshot_numbers(step: int, view: SnapshotView) -> None:
     columns[0].metric("Step", f"{step:,}", help="Optimizer updates so far.")
     if record.train_loss is not None:
         columns[1].metric("Training loss", f"{record.train_loss:.2f}", help=LOSS_HELP)
-    columns[2].metric("log P(final translation)", f"{view.forced.score:.1f}", help=SCORE_HELP)
+    columns[2].metric("log P(final translation)", f"{view.forced.log_prob:.1f}", help=SCORE_HELP)
     if record.validation and f"val_bleu_{view.translation.target}" in record.validation:
         bleu = record.validation[f"val_bleu_{view.translation.target}"]
         columns[3].metric("Validation BLEU", f"{bleu:.1f}", help=BLEU_HELP)

@@ -56,7 +56,7 @@ search = (
 )
 source_pieces, output_pieces = map(piece_count, (result.source_kinds, result.output_kinds))
 st.caption(
-    f"{search} · log P = {result.score:.2f} · {source_pieces} source pieces → {output_pieces} "
+    f"{search} · log P = {result.log_prob:.2f} · {source_pieces} source pieces → {output_pieces} "
     "output pieces (without the language tag and `</s>`, as on the Tokenization page) · the "
     f"model took {analysis.seconds * 1000:.0f} ms"
 )

@@ -70,12 +70,13 @@ def max_output_length(source_length: int, max_len: int) -> int:
     return min(int(OUTPUT_PER_SOURCE_TOKEN * source_length) + OUTPUT_SLACK, max_len - 1)
 
 
-def forbid_pad(scores: Tensor, config: ModelConfig) -> Tensor:
-    """scores (n, V) with pad's column -inf where the model never outputs it (config.suppress_pad;
-    Marian's rule, applied as transformers' generate applies it: after the softmax), in place."""
+def forbid_pad(log_probs: Tensor, config: ModelConfig) -> Tensor:
+    """log_probs (n, V) (or logits) with pad's column -inf where the model never outputs it
+    (config.suppress_pad; Marian's rule, applied as transformers' generate applies it: after the
+    softmax), in place."""
     if config.suppress_pad:
-        scores[:, config.pad_id] = float("-inf")
-    return scores
+        log_probs[:, config.pad_id] = float("-inf")
+    return log_probs
 
 
 def output_budgets(source: Tensor, config: ModelConfig, max_length: int | None) -> list[int]:
@@ -99,12 +100,12 @@ def greedy_decode(model: Decoder, source: Tensor, max_length: int | None = None)
     budgets = output_budgets(source, config, max_length)
     memory, source_mask = model.encode(source)
     cache = model.new_cache()
-    tokens = torch.full((source.size(0), 1), config.bos_id, dtype=torch.long, device=source.device)
+    ids = torch.full((source.size(0), 1), config.bos_id, dtype=torch.long, device=source.device)
     steps = []
     for _ in range(max(budgets)):
-        logits = model.decode(tokens, memory, source_mask, cache)[:, -1]  # (B, V)
-        tokens = forbid_pad(logits, config).argmax(dim=-1, keepdim=True)  # (B, 1)
-        steps.append(tokens)
+        logits = model.decode(ids, memory, source_mask, cache)[:, -1]  # (B, V)
+        ids = forbid_pad(logits, config).argmax(dim=-1, keepdim=True)  # (B, 1)
+        steps.append(ids)
         if (torch.cat(steps, dim=1) == config.eos_id).any(dim=1).all():
             break
     result = []
@@ -120,21 +121,21 @@ class Candidate:
 
     parent: int  # index of the hypothesis it extends, in BeamStep.hypotheses
     token: int
-    log_prob: float  # log P(token | parent's prefix, source)
-    score: float  # cumulative log-probability of the extended prefix
-    normalized: float  # score / length_penalty(length of the extended prefix)
+    token_log_prob: float  # log P(token | parent's prefix, source)
+    log_prob: float  # cumulative log-probability of the extended prefix
+    normalized: float  # log_prob / length_penalty(length of the extended prefix)
     status: str = "pruned"  # "kept", "finished" or "pruned"
     reason: str = ""
 
 
 @dataclass
 class Hypothesis:
-    tokens: list[int]  # without bos
-    score: float  # cumulative log-probability
+    ids: list[int]  # without bos
+    log_prob: float  # cumulative log-probability
     finished: bool = False
 
     def normalized(self, alpha: float) -> float:
-        return self.score / length_penalty(len(self.tokens), alpha)
+        return self.log_prob / length_penalty(len(self.ids), alpha)
 
 
 @dataclass
@@ -150,8 +151,8 @@ class BeamStep:
 
 @dataclass
 class BeamResult:
-    tokens: list[int]  # best hypothesis, without bos
-    score: float
+    ids: list[int]  # best hypothesis, without bos
+    log_prob: float
     finished: list[Hypothesis]  # every hypothesis that ended, in the order they ended
     steps: list[BeamStep] = field(default_factory=list)
 
@@ -251,12 +252,12 @@ class Beam:
     finished: list[Hypothesis] = field(default_factory=list)
     done: bool = False  # beam_size hypotheses have ended, or none stays live
 
-    def last_tokens(self) -> list[int]:
+    def last_ids(self) -> list[int]:
         """What each live hypothesis feeds the decoder next: its newest token (bos at first)."""
-        return [h.tokens[-1] if h.tokens else self.bos_id for h in self.live]
+        return [h.ids[-1] if h.ids else self.bos_id for h in self.live]
 
     def advance(
-        self, step: int, extensions: list[tuple[int, int]], scores: list[float]
+        self, step: int, extensions: list[tuple[int, int]], log_probs: list[float]
     ) -> Selection:
         """One step: :func:`select` decides on the ranked extensions (parent, token) of the live
         hypotheses, with their cumulative log-probabilities; the kept ones, in rank order, are the
@@ -264,8 +265,8 @@ class Beam:
         last_step = step == self.budget - 1
         selection = select(extensions, self.beam_size, len(self.finished), last_step, self.eos_id)
         grown = [
-            Hypothesis([*self.live[parent].tokens, token], score)
-            for (parent, token), score in zip(extensions, scores)
+            Hypothesis([*self.live[parent].ids, token], log_prob)
+            for (parent, token), log_prob in zip(extensions, log_probs)
         ]
         self.finished += [replace(grown[rank], finished=True) for rank in selection.finished]
         self.live = [grown[rank] for rank in selection.kept]
@@ -274,23 +275,23 @@ class Beam:
 
     def result(self, alpha: float, steps: list[BeamStep] | None = None) -> BeamResult:
         best = best_hypothesis(self.finished, alpha)
-        return BeamResult(best.tokens, best.score, self.finished, steps or [])
+        return BeamResult(best.ids, best.log_prob, self.finished, steps or [])
 
 
 def best_extensions(
-    scores: Tensor, sentences: int, beam_size: int
+    log_probs: Tensor, sentences: int, beam_size: int
 ) -> tuple[list[list[float]], list[list[tuple[int, int]]]]:
     """The 2 x beam_size best extensions of each sentence, best first: their cumulative
     log-probabilities, and (parent, token), parent counting the sentence's own hypotheses.
 
-    scores (n, V): score(hypothesis) + log P(token | hypothesis, source), the sentences' rows one
-    after the other, each sentence with n / sentences of them.
+    log_probs (n, V): log_prob(hypothesis) + log P(token | hypothesis, source), the sentences' rows
+    one after the other, each sentence with n / sentences of them.
     """
-    vocab = scores.size(1)
-    side_by_side = scores.view(sentences, -1)  # (sentences, n / sentences x V)
-    top_scores, top_index = side_by_side.topk(min(2 * beam_size, side_by_side.size(1)))
+    vocab = log_probs.size(1)
+    side_by_side = log_probs.view(sentences, -1)  # (sentences, n / sentences x V)
+    top_log_probs, top_index = side_by_side.topk(min(2 * beam_size, side_by_side.size(1)))
     extensions = [[divmod(index, vocab) for index in row] for row in top_index.tolist()]
-    return top_scores.tolist(), extensions
+    return top_log_probs.tolist(), extensions
 
 
 def follow_parents(cache: Sequence[Cache], parents: list[int], device: torch.device) -> None:
@@ -316,7 +317,8 @@ def beam_search(
     At every step each live hypothesis is extended by every token, and :func:`select` decides
     which of the 2 x beam_size best extensions stay live, end or are pruned. Search stops once
     beam_size hypotheses have ended or the length budget is spent. The result is the ended
-    hypothesis with the best length-normalised score. beam_size=1 is exactly greedy search.
+    hypothesis with the best length-normalised log-probability (log P / lp). beam_size=1 is exactly
+    greedy search.
 
     With trace=True every step is recorded, showing top_k candidates per hypothesis (default
     2 x beam_size) and the step's cross-attention weights.
@@ -331,14 +333,15 @@ def beam_search(
     cache = model.new_cache()
     for step in range(beam.budget):
         live, recorded = beam.live, Intermediates() if trace else None
-        last = torch.tensor(beam.last_tokens(), device=source.device)[:, None]  # (n, 1)
+        last = torch.tensor(beam.last_ids(), device=source.device)[:, None]  # (n, 1)
         logits = model.decode(last, memory, source_mask, cache, recorded)
-        log_probs = forbid_pad(logits[:, -1].float().log_softmax(dim=-1), config)  # (n, V)
-        scores = torch.tensor([h.score for h in live], device=source.device)[:, None] + log_probs
-        (top_scores,), (extensions,) = best_extensions(scores, 1, beam_size)
-        selection = beam.advance(step, extensions, top_scores)
+        token_log_probs = forbid_pad(logits[:, -1].float().log_softmax(dim=-1), config)  # (n, V)
+        prefix = torch.tensor([h.log_prob for h in live], device=source.device)[:, None]  # (n, 1)
+        log_probs = prefix + token_log_probs  # (n, V)
+        (top_log_probs,), (extensions,) = best_extensions(log_probs, 1, beam_size)
+        selection = beam.advance(step, extensions, top_log_probs)
         if narrator:
-            narrator.record(step, live, log_probs, scores, extensions, selection, recorded)
+            narrator.record(step, live, token_log_probs, log_probs, extensions, selection, recorded)
         if beam.done:
             break
         if selection.parents != list(range(len(live))):  # a survivor in its parent's row stays
@@ -364,7 +367,7 @@ def batch_beam_search(
     stay live until beam_size do). A sentence whose search is done leaves the batch: the cache
     keeps the rows of the survivors' parents only.
 
-    The outputs are beam_search's; a score may differ in its last float32 bits, for MKL
+    The outputs are beam_search's; a log-probability may differ in its last float32 bits, for MKL
     multiplies 1 to 3 rows with another kernel than more (beam_search's first step has one row).
     """
     config = model.config
@@ -376,16 +379,17 @@ def batch_beam_search(
     row_sentences, row_memory, row_mask = searching, memory, source_mask  # each row's sentence's
     for step in range(max(budgets)):
         live = [h for i in searching for h in beams[i].live]
-        last = [[token] for i in searching for token in beams[i].last_tokens()]
+        last = [[token] for i in searching for token in beams[i].last_ids()]
         last = torch.tensor(last, device=source.device)  # (n, 1)
         logits = model.decode(last, row_memory, row_mask, cache)
-        log_probs = forbid_pad(logits[:, -1].float().log_softmax(dim=-1), config)  # (n, V)
-        scores = torch.tensor([h.score for h in live], device=source.device)[:, None] + log_probs
+        token_log_probs = forbid_pad(logits[:, -1].float().log_softmax(dim=-1), config)  # (n, V)
+        prefix = torch.tensor([h.log_prob for h in live], device=source.device)[:, None]  # (n, 1)
+        log_probs = prefix + token_log_probs  # (n, V)
         rows_each = len(live) // len(searching)
-        ranked = zip(searching, *best_extensions(scores, len(searching), beam_size))
+        ranked = zip(searching, *best_extensions(log_probs, len(searching), beam_size))
         parents, going_on = [], []
-        for position, (i, top_scores, extensions) in enumerate(ranked):
-            selection = beams[i].advance(step, extensions, top_scores)
+        for position, (i, top_log_probs, extensions) in enumerate(ranked):
+            selection = beams[i].advance(step, extensions, top_log_probs)
             if not beams[i].done:
                 going_on.append(i)
                 parents += [position * rows_each + parent for parent in selection.parents]
@@ -412,8 +416,8 @@ class _Narrator:
         self,
         step: int,
         live: list[Hypothesis],
+        token_log_probs: Tensor,
         log_probs: Tensor,
-        scores: Tensor,
         extensions: list[tuple[int, int]],
         selection: Selection,
         intermediates: Intermediates,
@@ -426,7 +430,7 @@ class _Narrator:
         weights = torch.stack([maps.weights[:, :, -1] for maps in intermediates.cross]).transpose(
             1, 2
         )
-        candidates = self.candidates(log_probs, scores, live, decided)
+        candidates = self.candidates(token_log_probs, log_probs, live, decided)
         self.steps.append(BeamStep(step, live, candidates, weights.float().cpu().numpy()))
 
     def reason(self, key: str) -> str:
@@ -434,27 +438,29 @@ class _Narrator:
 
     def candidates(
         self,
+        token_log_probs: Tensor,
         log_probs: Tensor,
-        scores: Tensor,
         live: list[Hypothesis],
         decided: dict[tuple[int, int], tuple[str, str]],
     ) -> list[Candidate]:
         """The top_k extensions of every live hypothesis, with what the search decided about each;
         an extension outside the ranked 2 x beam_size best is pruned as below the best overall."""
         candidates = []
-        k = min(self.top_k, log_probs.size(1))
-        top_log_probs, top_tokens = log_probs.topk(k, dim=-1)  # (n, k)
-        top_scores = scores.gather(1, top_tokens)  # (n, k)
+        k = min(self.top_k, token_log_probs.size(1))
+        top_token_log_probs, top_ids = token_log_probs.topk(k, dim=-1)  # (n, k)
+        top_log_probs = log_probs.gather(1, top_ids)  # (n, k)
         below = ("pruned", self.reason("below overall"))
         for parent, hypothesis in enumerate(live):
-            lp = length_penalty(len(hypothesis.tokens) + 1, self.alpha)
-            for log_prob, token, score in zip(
+            lp = length_penalty(len(hypothesis.ids) + 1, self.alpha)
+            for token_log_prob, token, log_prob in zip(
+                top_token_log_probs[parent].tolist(),
+                top_ids[parent].tolist(),
                 top_log_probs[parent].tolist(),
-                top_tokens[parent].tolist(),
-                top_scores[parent].tolist(),
             ):
                 status, reason = decided.get((parent, token), below)
                 candidates.append(
-                    Candidate(parent, token, log_prob, score, score / lp, status, reason)
+                    Candidate(
+                        parent, token, token_log_prob, log_prob, log_prob / lp, status, reason
+                    )
                 )
         return candidates

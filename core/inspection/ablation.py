@@ -233,8 +233,8 @@ def head_importance(translator: Translator, result: Translation, kind: str) -> n
     decoder_input = torch.tensor([result.decoder_input_ids] * batch, device=device)
     output = torch.tensor(result.output_ids, device=device).expand(batch, -1)  # (B, T)
     logits = copied.decode(decoder_input, *copied.encode(source))
-    scores = logits.float().log_softmax(-1).gather(2, output[..., None]).sum((1, 2))  # (B,)
-    return (scores[0] - scores[1:]).view(n_layers, n_heads).cpu().numpy()
+    log_probs = logits.float().log_softmax(-1).gather(2, output[..., None]).sum((1, 2))  # (B,)
+    return (log_probs[0] - log_probs[1:]).view(n_layers, n_heads).cpu().numpy()
 
 
 @dataclass(frozen=True)

@@ -241,28 +241,28 @@ def occlusion_per_translation(result: Translation) -> float:
 
 def path_attention(
     result: Translation,
-    tokens: Sequence[int],
+    ids: Sequence[int],
     pieces: Callable[[list[int]], list[str]],
     bos_id: int = BOS_ID,
 ) -> LabelledAttention:
-    """The cross-attention rows that decoded ``tokens`` (ids, the decoder's first input
+    """The cross-attention rows that decoded ``ids`` (the decoder's first input
     ``bos_id`` not included) in the traced beam search of ``result``: at each step t, the row of
-    the live hypothesis tokens[:t], (layers, heads, rows, source). A live hypothesis of step s has
+    the live hypothesis ids[:t], (layers, heads, rows, source). A live hypothesis of step s has
     s + 1 rows, the newest predicting what step s is choosing (NOT_YET); a finished hypothesis of
     n tokens has n, the last predicting its last token. Cached decoding gives a teacher-forced
     pass's rows, so the output's path is its traced ``attention.cross``
     (tests/core/test_coverage.py)."""
     rows = []
     for step in result.steps:
-        prefix = list(tokens[: step.step])
-        found = [i for i, h in enumerate(step.hypotheses) if h.tokens == prefix]
+        prefix = list(ids[: step.step])
+        found = [i for i, h in enumerate(step.hypotheses) if h.ids == prefix]
         if len(prefix) < step.step or not found:
             break
         rows.append(step.cross_weights[:, :, found[0]])  # (L, H, S)
-    if not rows or len(rows) < len(tokens):
+    if not rows or len(rows) < len(ids):
         raise InputError("Those tokens are no hypothesis of this beam search.")
-    reads = pieces([bos_id, *tokens[: len(rows) - 1]])
-    predicts = pieces(list(tokens[: len(rows)]))
+    reads = pieces([bos_id, *ids[: len(rows) - 1]])
+    predicts = pieces(list(ids[: len(rows)]))
     predicts += [NOT_YET] * (len(rows) - len(predicts))
     return LabelledAttention(
         np.stack(rows, axis=2),  # (L, H, rows, S)
@@ -283,9 +283,7 @@ def step_coverage(
     if not 0 <= step < len(steps):
         raise InputError(f"There is no step {step}: the search took {len(steps)} (from 0).")
     hypotheses = steps[step].hypotheses
-    return [
-        attention_coverage(path_attention(result, h.tokens, pieces, bos_id)) for h in hypotheses
-    ]
+    return [attention_coverage(path_attention(result, h.ids, pieces, bos_id)) for h in hypotheses]
 
 
 @dataclass(frozen=True)

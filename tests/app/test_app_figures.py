@@ -230,10 +230,11 @@ def test_beam_tree_holds_what_the_search_kept_and_the_chosen_output(analysis):
     prefixes = {n.prefix: n for n in nodes}
     for step in r.steps:
         for c in step.candidates:
-            prefix = (*step.hypotheses[c.parent].tokens, c.token)
+            prefix = (*step.hypotheses[c.parent].ids, c.token)
             if c.status in ("kept", "finished") or step.step == last:
                 node = prefixes[prefix]
-                assert (node.status, node.score, node.log_prob) == (c.status, c.score, c.log_prob)
+                numbers = (node.status, node.log_prob, node.token_log_prob)
+                assert numbers == (c.status, c.log_prob, c.token_log_prob)
             elif c.status == "pruned":
                 assert prefix not in prefixes or prefixes[prefix].status != "pruned"
     output = tuple(analysis.result.output_ids)
@@ -267,11 +268,11 @@ def test_candidate_rows_and_bars_follow_the_step(analysis, translator):
     assert len(rows) == len(step.candidates)
     assert [r["status"] for r in rows] == [c.status for c in step.candidates]
     np.testing.assert_allclose(
-        [r["probability"] for r in rows], np.exp([c.log_prob for c in step.candidates])
+        [r["probability"] for r in rows], np.exp([c.token_log_prob for c in step.candidates])
     )
     # the prefix is the beam's hypothesis as text, not its pieces
     assert [r["prefix"] for r in rows] == [
-        decode(step.hypotheses[c.parent].tokens) for c in step.candidates
+        decode(step.hypotheses[c.parent].ids) for c in step.candidates
     ]
     fig = candidate_bars(rows)
     assert sum(len(t.x) for t in fig.data) == len(rows)
@@ -299,7 +300,7 @@ def test_rerank_marks_what_core_chose_and_shows_text(analysis, translator):
     decode = translator.tokenizer.decode
     rows = rerank(r.finished, 0.6, decode)
     assert rows[0]["chosen"] and sum(row["chosen"] for row in rows) == 1
-    assert rows[0]["log P"] == pytest.approx(r.score)
+    assert rows[0]["log P"] == pytest.approx(r.log_prob)
     assert rows[0]["hypothesis"] == decode(r.output_ids) == r.text  # text, not pieces
 
 
@@ -441,7 +442,7 @@ def test_large_beams_cap_the_candidates_drawn(translator, tiny_model_dir):
     nodes = tree_layout(r.steps, analysis.pieces, 2, per_beam=per_beam)
     pruned = {n.prefix for n in nodes if n.status == "pruned"}
     assert pruned == {
-        (*step.hypotheses[c.parent].tokens, c.token) for c in shown if c.status == "pruned"
+        (*step.hypotheses[c.parent].ids, c.token) for c in shown if c.status == "pruned"
     }
     assert candidates_per_beam(4) == 8 and candidates_per_beam(1) >= 2  # small beams: all
 

@@ -85,8 +85,8 @@ def test_greedy_and_beam_search_and_where_they_part(app, translator):
         scores = at.dataframe[0].value
         assert list(scores["search"]) == ["greedy (beam 1)", "beam 3"]
         # float32 sums of about a hundred nats: equal to a few units in the last place
-        assert list(scores["log P"]) == pytest.approx([greedy.score, beam.score], rel=1e-6)
-        ranked = [h.score / length_penalty(len(h.output_ids), 1.0) for h in (greedy, beam)]
+        assert list(scores["log P"]) == pytest.approx([greedy.log_prob, beam.log_prob], rel=1e-6)
+        ranked = [h.log_prob / length_penalty(len(h.output_ids), 1.0) for h in (greedy, beam)]
         assert list(scores["log P / lp"]) == pytest.approx(ranked, rel=1e-6)
         apart = first_divergence(greedy.output_tokens, beam.output_tokens)
         assert apart is not None  # the tiny model's two searches part on these sentences

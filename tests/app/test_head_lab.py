@@ -89,8 +89,8 @@ def test_the_page_ranks_heads_for_a_word_and_switches_heads_off(page, translator
     changed = intervened_translator(translator, heads)
     assert page.code[1].value == changed.translate(ANIMAL, "de", 4, 0.6).text
     bars = chart_specs(page)[-1]["data"][0]
-    changed_scores = changed.trace(normal).token_scores
-    expected = np.subtract(changed_scores, translator.trace(normal).token_scores)
+    changed_log_probs = changed.trace(normal).token_log_probs
+    expected = np.subtract(changed_log_probs, translator.trace(normal).token_log_probs)
     np.testing.assert_allclose(plotted(bars["y"]), expected, atol=1e-6)
 
 

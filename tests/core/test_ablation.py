@@ -79,7 +79,7 @@ def test_decoding_with_heads_off_keeps_its_invariants():
         model = ablated(eos_prone_model(seed), OFF)
         for source in sources():
             greedy = greedy_decode(model, source)[0]
-            assert beam_search(model, source, beam_size=1).tokens == greedy
+            assert beam_search(model, source, beam_size=1).ids == greedy
             ended_by_eos += greedy[-1] == EOS_ID
             # the cached search's choices are the argmax of a full recomputation at every step
             with torch.no_grad():

@@ -31,7 +31,7 @@ def test_beam_size_one_equals_greedy():
         for source in sources():
             greedy = greedy_decode(model, source)[0]
             beam = beam_search(model, source, beam_size=1)
-            assert beam.tokens == greedy
+            assert beam.ids == greedy
             ended_by_eos += greedy[-1] == EOS_ID
     assert ended_by_eos > 0  # the eos path was exercised, not only the length limit
 
@@ -69,10 +69,10 @@ def test_the_searches_ask_only_what_the_decoder_interface_declares(fast):
     source = sources(1)[0]
     assert greedy_decode(bare, source) == greedy_decode(decoder, source)
     traced, expected = (beam_search(d, source, 4, trace=True) for d in (bare, decoder))
-    assert (traced.tokens, traced.score) == (expected.tokens, expected.score)
+    assert (traced.ids, traced.log_prob) == (expected.ids, expected.log_prob)
     rows = padded(mixed_sentences(3, 1))
-    assert [r.tokens for r in batch_beam_search(bare, rows, 4)] == [
-        r.tokens for r in batch_beam_search(decoder, rows, 4)
+    assert [r.ids for r in batch_beam_search(bare, rows, 4)] == [
+        r.ids for r in batch_beam_search(decoder, rows, 4)
     ]
 
 
@@ -91,13 +91,14 @@ def padded(rows: list[list[int]]) -> torch.Tensor:
 # MKL multiplies 1 to 3 rows with another kernel than 4 or more, so the first step of a search
 # (one row) can differ in its last bits from the same row among others: a score of -150 by about
 # 1.5e-5, two float32 steps (3.8e-5 the most in 600 sentences).
-SCORE_ROUNDING = 1e-4
+LOG_PROB_ROUNDING = 1e-4
 
 
 @pytest.mark.parametrize("fast", [False, True], ids=["model", "engine"])
 def test_batched_beam_search_equals_one_sentence_at_a_time(fast):
-    """The same outputs, scores and ended hypotheses, whether a sentence is searched alone or
-    among others of other lengths, padded, ending at other steps, by eos or by the length limit."""
+    """The same outputs, log-probabilities and ended hypotheses, whether a sentence is searched
+    alone or among others of other lengths, padded, ending at other steps, by eos or by the length
+    limit."""
     ended_by_eos = ended_by_length = 0
     for seed in (1, 2):  # model 0 ends every search at once
         model = eos_prone_model(seed)
@@ -107,11 +108,11 @@ def test_batched_beam_search_equals_one_sentence_at_a_time(fast):
             batch = rows[start : start + 25]
             for row, result in zip(batch, batch_beam_search(decoder, padded(batch), 4)):
                 alone = beam_search(decoder, torch.tensor([row]), 4)
-                assert result.tokens == alone.tokens
-                assert [h.tokens for h in result.finished] == [h.tokens for h in alone.finished]
-                assert result.score == pytest.approx(alone.score, abs=SCORE_ROUNDING)
-                ended_by_eos += result.tokens[-1] == EOS_ID
-                ended_by_length += result.tokens[-1] != EOS_ID
+                assert result.ids == alone.ids
+                assert [h.ids for h in result.finished] == [h.ids for h in alone.finished]
+                assert result.log_prob == pytest.approx(alone.log_prob, abs=LOG_PROB_ROUNDING)
+                ended_by_eos += result.ids[-1] == EOS_ID
+                ended_by_length += result.ids[-1] != EOS_ID
     assert ended_by_eos > 20 and ended_by_length > 20
 
 
@@ -121,8 +122,8 @@ def test_batched_beam_search_equals_one_sentence_at_a_time_with_narrow_beams(bea
     rows = mixed_sentences(30, 2)
     for row, result in zip(rows, batch_beam_search(model, padded(rows), beam_size)):
         alone = beam_search(model, torch.tensor([row]), beam_size)
-        assert result.tokens == alone.tokens
-        assert result.score == pytest.approx(alone.score, abs=SCORE_ROUNDING)
+        assert result.ids == alone.ids
+        assert result.log_prob == pytest.approx(alone.log_prob, abs=LOG_PROB_ROUNDING)
 
 
 def test_batched_beam_size_one_equals_greedy():
@@ -130,7 +131,7 @@ def test_batched_beam_size_one_equals_greedy():
         model = eos_prone_model(seed)
         source = padded(mixed_sentences(40, seed))
         beams = batch_beam_search(model, source, beam_size=1)
-        assert [beam.tokens for beam in beams] == greedy_decode(model, source)
+        assert [beam.ids for beam in beams] == greedy_decode(model, source)
 
 
 def test_batched_beam_search_drops_the_sentences_that_are_done(monkeypatch):
@@ -146,7 +147,7 @@ def test_batched_beam_search_drops_the_sentences_that_are_done(monkeypatch):
     monkeypatch.setattr(model, "decode", counting_decode)
     results = batch_beam_search(model, padded(rows), beam_size=3)
     # a search is done at the step that ends its last hypothesis
-    steps = [max(len(h.tokens) for h in result.finished) for result in results]
+    steps = [max(len(h.ids) for h in result.finished) for result in results]
     searching = [sum(n > step for n in steps) for step in range(max(steps))]
     assert batch_rows == [12] + [3 * n for n in searching[1:]]
     assert batch_rows[-1] < batch_rows[1]  # some were done before others
@@ -162,28 +163,28 @@ def test_beam_trace_recomputes_from_the_models_log_probabilities():
     model = eos_prone_model(2)
     source = sources()[0]
     result = beam_search(model, source, beam_size=3, alpha=0.6, trace=True)
-    assert result.steps and result.steps[0].hypotheses[0].tokens == []
+    assert result.steps and result.steps[0].hypotheses[0].ids == []
     for step in result.steps:
         for cand in step.candidates:
             parent = step.hypotheses[cand.parent]
-            log_probs = model_log_probs(model, source, parent.tokens)
-            assert cand.log_prob == pytest.approx(log_probs[cand.token].item(), abs=1e-4)
-            assert cand.score == pytest.approx(parent.score + cand.log_prob, abs=1e-4)
-            lp = length_penalty(len(parent.tokens) + 1, 0.6)
-            assert cand.normalized == pytest.approx(cand.score / lp, abs=1e-5)
+            log_probs = model_log_probs(model, source, parent.ids)
+            assert cand.token_log_prob == pytest.approx(log_probs[cand.token].item(), abs=1e-4)
+            assert cand.log_prob == pytest.approx(parent.log_prob + cand.token_log_prob, abs=1e-4)
+            lp = length_penalty(len(parent.ids) + 1, 0.6)
+            assert cand.normalized == pytest.approx(cand.log_prob / lp, abs=1e-5)
         kept = [c for c in step.candidates if c.status == "kept"]
         assert len(kept) <= 3
         # the next step's hypotheses are exactly the kept candidates
         if step.step + 1 < len(result.steps):
             following = result.steps[step.step + 1].hypotheses
-            assert [h.tokens for h in following] == [
-                [*step.hypotheses[c.parent].tokens, c.token]
-                for c in sorted(kept, key=lambda c: -c.score)
+            assert [h.ids for h in following] == [
+                [*step.hypotheses[c.parent].ids, c.token]
+                for c in sorted(kept, key=lambda c: -c.log_prob)
             ]
     # the result is the best finished hypothesis under the length penalty
-    assert result.tokens == best_hypothesis(result.finished, 0.6).tokens
-    assert result.score == pytest.approx(
-        model_log_probs_sum(model, source, result.tokens), abs=1e-3
+    assert result.ids == best_hypothesis(result.finished, 0.6).ids
+    assert result.log_prob == pytest.approx(
+        model_log_probs_sum(model, source, result.ids), abs=1e-3
     )
 
 
@@ -198,7 +199,7 @@ def test_beam_trace_cross_attention_is_the_models():
     result = beam_search(model, source, beam_size=2, trace=True)
     step = result.steps[2]
     hyp = step.hypotheses[0]
-    _, trace = model(source, torch.tensor([[BOS_ID, *hyp.tokens]]), trace=True)
+    _, trace = model(source, torch.tensor([[BOS_ID, *hyp.ids]]), trace=True)
     expected = torch.stack([m.weights[0, :, -1] for m in trace.cross])  # (L, H, S)
     weights = torch.from_numpy(step.cross_weights)  # (L, H, n, S)
     assert torch.allclose(weights[:, :, 0], expected, atol=1e-5)
@@ -210,7 +211,7 @@ def test_wider_beams_find_at_least_as_probable_outputs():
     for source in sources():
         greedy = beam_search(model, source, beam_size=1, alpha=0.0)
         wide = beam_search(model, source, beam_size=5, alpha=0.0)
-        assert wide.score >= greedy.score - 1e-4
+        assert wide.log_prob >= greedy.log_prob - 1e-4
 
 
 def test_length_penalty_reranks_finished_hypotheses():

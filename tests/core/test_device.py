@@ -80,8 +80,8 @@ def test_a_traced_translation_on_the_gpu_is_the_cpus(translator, on_gpu, text, t
     assert on_gpu.backend is on_gpu.model  # the engine is a CPU backend: the model decodes
     cpu, gpu = traced(translator, text, target), traced(on_gpu, text, target)
     assert (gpu.output_ids, gpu.text) == (cpu.output_ids, cpu.text)
-    assert gpu.score == pytest.approx(cpu.score, abs=TOLERANCE)
-    assert_close(cpu.token_scores, gpu.token_scores)
+    assert gpu.log_prob == pytest.approx(cpu.log_prob, abs=TOLERANCE)
+    assert_close(cpu.token_log_probs, gpu.token_log_probs)
     for kind in ("encoder", "decoder", "cross"):
         on_cpu, on_cuda = getattr(cpu.attention, kind), getattr(gpu.attention, kind)
         assert on_cuda.weights.dtype == np.float32 and on_cuda.weights.shape == on_cpu.weights.shape
@@ -92,13 +92,14 @@ def test_a_traced_translation_on_the_gpu_is_the_cpus(translator, on_gpu, text, t
         assert_close(values, getattr(gpu.embeddings, name))
     assert len(gpu.steps) == len(cpu.steps)
     for on_cpu, on_cuda in zip(cpu.steps, gpu.steps):
-        assert [h.tokens for h in on_cuda.hypotheses] == [h.tokens for h in on_cpu.hypotheses]
+        assert [h.ids for h in on_cuda.hypotheses] == [h.ids for h in on_cpu.hypotheses]
         decided = [[(c.parent, c.token, c.status) for c in s.candidates] for s in (on_cpu, on_cuda)]
         assert decided[1] == decided[0]
-        assert_close([c.score for c in on_cpu.candidates], [c.score for c in on_cuda.candidates])
+        log_probs = [[c.log_prob for c in s.candidates] for s in (on_cpu, on_cuda)]
+        assert_close(*log_probs)
         assert_close(on_cpu.cross_weights, on_cuda.cross_weights)
-    assert [h.tokens for h in gpu.finished] == [h.tokens for h in cpu.finished]
-    assert_close(translator.trace(cpu).token_scores, on_gpu.trace(cpu).token_scores)
+    assert [h.ids for h in gpu.finished] == [h.ids for h in cpu.finished]
+    assert_close(translator.trace(cpu).token_log_probs, on_gpu.trace(cpu).token_log_probs)
 
 
 @pytest.mark.gpu

@@ -115,7 +115,7 @@ def test_beam_search_is_the_models(name, beam_size):
                 expected = beam_search(model, source, beam_size, trace=trace)
                 actual = beam_search(engine, source, beam_size, trace=trace)
                 assert_same(expected, actual)
-            ended_by_eos += expected.tokens[-1] == EOS_ID
+            ended_by_eos += expected.ids[-1] == EOS_ID
             reordered += any(c.parent > 0 for s in expected.steps for c in s.candidates)
     assert ended_by_eos and expected.steps  # eos, the length limit and the trace were exercised
     assert reordered or beam_size == 1  # survivors took other rows' keys and values

@@ -76,7 +76,7 @@ def test_uniform_decoding_keeps_its_invariants():
     for _ in range(4):
         source = torch.randint(5, TINY.vocab_size, (1, int(torch.randint(3, 12, ()))))
         greedy = greedy_decode(model, source)[0]
-        assert beam_search(model, source, beam_size=1).tokens == greedy
+        assert beam_search(model, source, beam_size=1).ids == greedy
         with torch.no_grad():  # the cached choice is the argmax of a full recomputation
             for t in range(len(greedy)):
                 logits, _ = model(source, torch.tensor([[BOS_ID, *greedy[:t]]]))
@@ -89,11 +89,11 @@ def test_importance_is_the_drop_of_a_direct_ablated_pass(translator, kind):
     importance = head_importance(translator, result, kind)
     layers = layer_count(translator.model, kind)
     assert importance.shape == (layers, TINY.n_heads)
-    normal = translator.trace(result).score
+    normal = translator.trace(result).log_prob
     for layer in range(layers):
         for head in range(TINY.n_heads):
             ablated = intervened_translator(translator, [Head(kind, layer, head)])
-            direct = normal - ablated.trace(result).score
+            direct = normal - ablated.trace(result).log_prob
             assert importance[layer, head] == pytest.approx(direct, abs=1e-4)
     assert np.abs(importance).max() > 0
 
@@ -109,7 +109,7 @@ def test_predictions_are_the_distributions_the_output_was_chosen_from(translator
     assert probabilities.shape == (len(result.output_ids), TINY.vocab_size)
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
     chosen = probabilities[np.arange(len(result.output_ids)), result.output_ids]
-    np.testing.assert_allclose(np.log(chosen), translator.trace(result).token_scores, atol=1e-5)
+    np.testing.assert_allclose(np.log(chosen), translator.trace(result).token_log_probs, atol=1e-5)
 
 
 def test_the_shift_of_a_distribution_is_its_total_variation_and_top_words():

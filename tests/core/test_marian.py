@@ -169,12 +169,12 @@ def test_greedy_and_beam_search_equal_generate(model, hf_model, tokenizer, fast)
             budget = max_output_length(source.size(1), model.config.max_len)
             greedy = greedy_decode(runner, source)[0]
             assert greedy == generate(hf_model, source, budget, num_beams=1)
-            beam = beam_search(runner, source, beam_size=4, alpha=0.0).tokens
+            beam = beam_search(runner, source, beam_size=4, alpha=0.0).ids
             assert beam == generate(hf_model, source, budget, num_beams=4, length_penalty=0.0)
             assert model.config.pad_id not in beam  # Marian's generation rule
             ended_by_eos += beam[-1] == model.config.eos_id
             # a budget that runs out at step 3
-            short = beam_search(runner, source, beam_size=4, alpha=0.0, max_length=3).tokens
+            short = beam_search(runner, source, beam_size=4, alpha=0.0, max_length=3).ids
             assert short == generate(hf_model, source, 3, num_beams=4, length_penalty=0.0)
     assert 0 < ended_by_eos < 24  # some searches end by </s>, others run out of budget
 
@@ -293,4 +293,4 @@ def test_heads_can_be_switched_off_in_a_marian_model(marian_dir):
     assert importance.shape == (2, 4) and np.isfinite(importance).all()
     off = intervened_translator(translator, all_heads(translator), "off")
     assert not Engine.can_run(off.model)
-    assert off.trace(result).score != pytest.approx(translator.trace(result).score)
+    assert off.trace(result).log_prob != pytest.approx(translator.trace(result).log_prob)

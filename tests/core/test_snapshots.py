@@ -67,7 +67,7 @@ def test_the_final_snapshot_is_the_final_model_exactly(history_dir):
             getattr(view.forced.attention, kind).weights, getattr(reference.attention, kind).weights
         )
     # teacher forcing gives the log-probability that the cached beam search computed step by step
-    assert view.forced.score == pytest.approx(reference.score, abs=1e-3)
+    assert view.forced.log_prob == pytest.approx(reference.log_prob, abs=1e-3)
 
 
 def test_head_dynamics_has_one_value_per_snapshot_layer_and_head(history_dir):

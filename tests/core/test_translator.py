@@ -28,7 +28,7 @@ def test_translate_returns_text_and_tokens(translator):
     assert result.decoder_input_tokens[0] == "<s>"
     assert len(result.output_tokens) == len(result.decoder_input_tokens)
     assert result.attention is None and result.steps == []
-    assert result.token_scores is None  # not computed, so not there
+    assert result.token_log_probs is None  # not computed, so not there
 
 
 def test_trace_shapes_follow_the_contract(translator):
@@ -56,7 +56,7 @@ def test_trace_equals_what_cached_beam_search_saw(translator):
     result = translator.translate("The cat sleeps.", target="de", beam_size=1, trace=True)
     assert len(result.steps) == len(result.output_tokens)
     for step in result.steps:  # with one beam, every step's prefix is a prefix of the output
-        assert step.hypotheses[0].tokens == result.decoder_input_ids[1 : step.step + 1]
+        assert step.hypotheses[0].ids == result.decoder_input_ids[1 : step.step + 1]
         np.testing.assert_allclose(
             step.cross_weights[:, :, 0],
             result.attention.cross.weights[:, :, step.step],
@@ -65,13 +65,13 @@ def test_trace_equals_what_cached_beam_search_saw(translator):
 
 
 @pytest.mark.parametrize("fast", [True, False])
-def test_a_traced_translation_carries_the_token_scores_trace_gives(translator, fast):
+def test_a_traced_translation_carries_the_token_log_probs_trace_gives(translator, fast):
     translator = Translator(translator.model, translator.tokenizer, fast=fast)
     result = translator.translate("The small dog runs.", target="fr", beam_size=3, trace=True)
-    assert len(result.token_scores) == len(result.output_ids)
-    assert result.token_scores == translator.trace(result).token_scores
+    assert len(result.token_log_probs) == len(result.output_ids)
+    assert result.token_log_probs == translator.trace(result).token_log_probs
     # the beam's score is the sum of the same log-probabilities, computed step by step
-    assert sum(result.token_scores) == pytest.approx(result.score, abs=1e-4)
+    assert sum(result.token_log_probs) == pytest.approx(result.log_prob, abs=1e-4)
 
 
 def test_encode_batch_pads_and_masks(translator):
@@ -188,8 +188,8 @@ def test_the_shipped_model_translates_the_same_in_batches():
     batched = batch_beam_search(translator.backend, source, 4, 0.6)
     for text, result in zip(texts, batched):
         alone = translator.translate(text, "de", 4, 0.6)
-        assert result.tokens == alone.output_ids
-        assert result.score == pytest.approx(alone.score, abs=1e-4)
+        assert result.ids == alone.output_ids
+        assert result.log_prob == pytest.approx(alone.log_prob, abs=1e-4)
     assert translator.translate_batch(texts, "de") == [
         translator.translate(text, "de").text for text in texts
     ]
