@@ -4,7 +4,9 @@ and run with less overhead.
 core/model/transformer.py is the paper's code, written to be read, and the one definition of the
 model. This module is a packing step over its modules, not a second model: it walks the model's
 layers (no weight is named here by a string), takes each module's own weights, LayerNorm epsilon,
-activation and residual order, embeds with the model's ``embed``, joins sub-layers with its
+activation and residual order, embeds with the model's ``embed``, splits heads with its
+``split_heads``, attends with its :class:`Attend` (so every attention map, traced here or by the
+model, is computed by core.model.transformer.attention), joins sub-layers with its
 ``residual_connection``, and keeps the decoder's keys and values in core/model/kv_cache.py's
 :class:`StepBuffers`. It computes the same numbers: the same tokens, and in float32 every number
 within about 1e-5 (tests/core/test_engine.py compares translations, beam traces and every attention
@@ -15,8 +17,8 @@ buys:
   module's own, so one matmul projects all three; a cross-attention's W^K and W^V likewise.
 - The decoder's keys and values go into a buffer allocated once per search, written in place at
   each step instead of concatenated into a new tensor (kv_cache.StepBuffers).
-- Activations are rows (B T, D), every matmul called directly: no module calls, no per-call
-  reshaping, folding and dispatch.
+- Activations are rows (B T, D), every matmul called directly: no module calls (but the
+  attention's own), no per-call reshaping and dispatch.
 - Large weights (the vocabulary projection E, and from d192 on the Q/K/V stack and the
   feed-forward layers) run on a copy that oneDNN has laid out once for its matmul kernel (see
   PACK_ABOVE_BYTES): MKL's addmm with such a weight as it is took 1.4-2.8x longer at 4-32 rows.
@@ -37,7 +39,6 @@ weights at one moment (a model on a GPU decodes itself): :meth:`Engine.can_run` 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -47,7 +48,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.model.config import ModelConfig
-from core.model.kv_cache import KeysValues, StepBuffers
+from core.model.kv_cache import StepBuffers
 from core.model.transformer import (
     Attend,
     AttentionMaps,
@@ -60,6 +61,7 @@ from core.model.transformer import (
     Transformer,
     padding_mask,
     residual_connection,
+    split_heads,
     subsequent_mask,
 )
 
@@ -140,18 +142,21 @@ class PackedAttention:
     """A :class:`core.model.transformer.MultiHeadAttention`, W^Q, W^K, W^V stacked into one
     (D -> 3D) layer."""
 
-    n_heads: int
     qkv: PackedLinear  # x -> [Q | K | V]
     q: PackedLinear  # x -> Q, a view of qkv's weights
     kv: PackedLinear  # x -> [K | V], a view of qkv's weights
     out: PackedLinear  # Concat(heads) -> Concat(heads) W^O
-    sqrt_d_k: Tensor  # sqrt(d_k), 0-dim: the scores' divisor
+    d_k: int
+    attend: Attend  # the module's: softmax(Q K^T / sqrt(d_k)) V, and its maps when asked
+
+    def heads(self, rows: Tensor, batch: int) -> Tensor:
+        """Rows (B T, n D) -> (B, n H, T, d_k): the model's split_heads."""
+        return split_heads(rows, batch, self.d_k)
 
     def project_kv(self, context: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values of what is attended to: (B, T_k, D) -> two (B, H, T_k, d_k)."""
         batch, length, _ = context.shape
-        kv = self.kv(context.reshape(batch * length, -1))
-        return split_heads(kv, batch, 2 * self.n_heads).chunk(2, dim=1)
+        return self.heads(self.kv(context.reshape(batch * length, -1)), batch).chunk(2, dim=1)
 
 
 # A Residual's connection x -> x + Sublayer(LN(x)) or LN(x + Sublayer(x)), its norm and order
@@ -211,12 +216,12 @@ class Packer:
         d_model = attention.w_q.in_features
         qkv = self.linear(attention.w_q, attention.w_k, attention.w_v)
         return PackedAttention(
-            attention.n_heads,
             qkv,
             qkv.columns(0, d_model),
             qkv.columns(d_model, 3 * d_model),
             self.linear(attention.w_o),
-            torch.tensor(math.sqrt(attention.d_k)),
+            attention.d_k,
+            attention.attend,
         )
 
     def feed_forward(self, feed_forward: FeedForward) -> PackedFeedForward:
@@ -263,49 +268,32 @@ class Packer:
 # --------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Mask:
-    """Where a query may attend (True), broadcasting to (B, H, T_q, T_k), and its complement for
-    a traced pass: None when nothing is masked, and the masked scores are the scores."""
-
-    allowed: Tensor
-    forbidden: Tensor | None
-
-    @classmethod
-    def of(cls, allowed: Tensor, trace: bool) -> Mask:
-        return cls(allowed, None if not trace or allowed.all() else ~allowed)
-
-
-def split_heads(rows: Tensor, batch: int, n_heads: int) -> Tensor:
-    """(B T, H d_k) -> (B, H, T, d_k), a view."""
-    return rows.view(batch, -1, n_heads, rows.size(1) // n_heads).transpose(1, 2)
+def restricting(allowed: Tensor) -> Tensor | None:
+    """A mask (True = may attend), or None where it allows every key: attention then skips
+    masking, and its masked scores are its scores (a single sentence has no padding, and one new
+    decoder position sees every earlier one)."""
+    return None if bool(allowed.all()) else allowed
 
 
 def attend(
+    weights: PackedAttention,
     query: Tensor,
-    keys: KeysValues,
-    mask: Mask,
-    sqrt_d_k: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None,
     maps: list[AttentionMaps] | None,
 ) -> Tensor:
-    """Concat(softmax(Q K^T / sqrt(d_k)) V) for (B, H, T_q, d_k) queries -> rows (B T_q, D).
-
-    As the model's :class:`core.model.transformer.Attend` does: with a trace, the explicit path of
-    core.model.transformer.attention (its matmuls on operands folded once), appending its maps;
-    without, the fused kernel, with the same mask.
-    """
-    batch, n_heads, length, d_k = query.shape
+    """Concat(softmax(Q K^T / sqrt(d_k)) V) for (B, H, T_q, d_k) queries -> rows (B T_q, D), as
+    the module's own :class:`core.model.transformer.Attend` computes it in eval mode: the fused
+    kernel, called directly (a module call per attention measured a few % of a step), or with
+    ``maps`` by the module, on the explicit path of core.model.transformer.attention, whose maps
+    are appended. mask: True where a query may attend, as the model's masks say."""
     if maps is None:
-        heads = F.scaled_dot_product_attention(query, keys.key, keys.value, mask.allowed)
+        heads = F.scaled_dot_product_attention(query, key, value, mask)
     else:
-        key_t, value = keys.folded
-        scores = torch.bmm(query.reshape(batch * n_heads, length, d_k), key_t).div_(sqrt_d_k)
-        scores = scores.view(batch, n_heads, length, -1)  # (B, H, T_q, T_k)
-        masked = scores if mask.forbidden is None else scores.masked_fill(mask.forbidden, -math.inf)
-        weights = masked.softmax(dim=-1)
-        heads = torch.bmm(weights.view(batch * n_heads, length, -1), value)
-        heads = heads.view(batch, n_heads, length, d_k)
-        maps.append(AttentionMaps(scores, masked, weights))
+        heads, computed = weights.attend(query, key, value, mask, with_maps=True)
+        maps.append(computed)
+    batch, n_heads, length, d_k = query.shape
     return heads.transpose(1, 2).reshape(batch * length, n_heads * d_k)
 
 
@@ -313,16 +301,15 @@ def encoder_layer(
     layer: PackedEncoderLayer,
     x: Tensor,
     batch: int,
-    mask: Mask,
+    mask: Tensor | None,
     maps: list[AttentionMaps] | None,
 ) -> Tensor:
     """Rows (B S, D) -> (B S, D): x attends to itself, then the feed-forward."""
     weights = layer.self_attn
 
     def self_attention(h: Tensor) -> Tensor:
-        query, key, value = split_heads(weights.qkv(h), batch, 3 * weights.n_heads).chunk(3, 1)
-        heads = attend(query, KeysValues(key, value), mask, weights.sqrt_d_k, maps)
-        return weights.out(heads)
+        query, key, value = weights.heads(weights.qkv(h), batch).chunk(3, 1)
+        return weights.out(attend(weights, query, key, value, mask, maps))
 
     x = layer.residual_attn(x, self_attention)
     return layer.residual_ff(x, layer.feed_forward)
@@ -334,7 +321,7 @@ def decoder_layer(
     x: Tensor,
     batch: int,
     memory: Tensor,
-    masks: tuple[Mask, Mask],
+    masks: tuple[Tensor | None, Tensor | None],
     buffers: StepBuffers,
     intermediates: Intermediates | None,
 ) -> Tensor:
@@ -349,15 +336,15 @@ def decoder_layer(
         weights = layer.self_attn
         qkv = weights.qkv(h)  # (B T_new, 3D)
         d_model = qkv.size(1) // 3
-        keys = buffers.append(i, qkv[:, d_model:], batch)
-        query = split_heads(qkv[:, :d_model], batch, weights.n_heads)
-        return weights.out(attend(query, keys, self_mask, weights.sqrt_d_k, self_maps))
+        key, value = buffers.append(i, qkv[:, d_model:], batch)
+        query = weights.heads(qkv[:, :d_model], batch)
+        return weights.out(attend(weights, query, key, value, self_mask, self_maps))
 
     def cross_attention(h: Tensor) -> Tensor:
         weights = layer.cross_attn
-        query = split_heads(weights.q(h), batch, weights.n_heads)
-        keys = buffers.memory_keys_values(i, memory, weights.project_kv, batch)
-        return weights.out(attend(query, keys, source_mask, weights.sqrt_d_k, cross_maps))
+        query = weights.heads(weights.q(h), batch)
+        key, value = buffers.memory_keys_values(i, memory, weights.project_kv, batch)
+        return weights.out(attend(weights, query, key, value, source_mask, cross_maps))
 
     x = layer.residual_self(x, self_attention)
     x = layer.residual_cross(x, cross_attention)
@@ -405,14 +392,14 @@ class Engine:
         self.version = weights_version(model)
 
     def pack_unembedding(self, packer: Packer) -> PackedLinear:
-        """The pre-softmax projection x E^T (+ b), E the embedding (section 3.4)."""
+        """The model's pre-softmax projection x E^T (+ b), E the embedding (section 3.4)."""
         config = self.config
-        embedding = packer.take(self.model.embedding.weight, config.vocab_size, config.d_model)
-        if not config.output_bias:
-            return PackedLinear.of(embedding, None)
-        if not hasattr(self.model, "output_bias"):
+        if config.output_bias and not hasattr(self.model, "output_bias"):
             raise ValueError("The model has no weight 'output_bias': the engine cannot run it.")
-        return PackedLinear.of(embedding, packer.take(self.model.output_bias, config.vocab_size))
+        weight, bias = self.model.unembedding()
+        weight = packer.take(weight, config.vocab_size, config.d_model)
+        bias = None if bias is None else packer.take(bias, config.vocab_size)
+        return PackedLinear.of(weight, bias)
 
     @staticmethod
     def can_run(model: Transformer) -> bool:
@@ -444,7 +431,7 @@ class Engine:
         """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S);
         ``intermediates`` get the embeddings and each layer's maps."""
         source_mask = padding_mask(source, self.config.pad_id)
-        mask = Mask.of(source_mask, intermediates is not None)
+        mask = restricting(source_mask)
         x, token_embedding, pe = self.embed(source)
         if intermediates is not None:
             intermediates.source_token = token_embedding
@@ -483,8 +470,7 @@ class Engine:
             intermediates.decoder_input_position = pe
         # new queries see every cached position and the causal part of the new block
         causal = self.causal[:, :, offset : offset + length, : offset + length]
-        traced = intermediates is not None
-        masks = (Mask.of(causal, traced), Mask.of(source_mask, traced))
+        masks = (restricting(causal), restricting(source_mask))
         for i, layer in enumerate(self.decoder_layers):
             x = decoder_layer(layer, i, x, batch, memory, masks, buffers, intermediates)
         buffers.length += length

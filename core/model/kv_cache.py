@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import torch
 from torch import Tensor
@@ -83,21 +82,6 @@ class LayerCache:
         self.cross_attn.reorder(index)
 
 
-class KeysValues:
-    """Keys and values to attend to, (B, H, T_k, d_k) each; ``folded``: as the explicit path's
-    matmuls take them, K^T (B H, d_k, T_k) and V (B H, T_k, d_k), folded as torch.matmul folds
-    them (a view where it can, else the same copy)."""
-
-    def __init__(self, key: Tensor, value: Tensor) -> None:
-        self.key, self.value = key, value
-
-    @cached_property
-    def folded(self) -> tuple[Tensor, Tensor]:
-        batch, n_heads, length, d_k = self.key.shape
-        key_t = self.key.transpose(2, 3).reshape(batch * n_heads, d_k, length)
-        return key_t, self.value.reshape(batch * n_heads, length, d_k)
-
-
 class StepBuffers:
     """Every decoder layer's keys and values between steps, written in place.
 
@@ -105,9 +89,9 @@ class StepBuffers:
     that a step writes one block per layer and the pages of positions not reached are never
     touched; beam search reorders the rows of every layer in one copy into a second buffer, and
     the two swap. Cross-attention: each layer's K and V of the encoder output, (B or 1, H, S, d_k)
-    each, projected at the first step (batch 1 when every row decodes the same sentence), and for
-    the explicit path folded once for each number of rows, where a matmul would fold them at
-    every step.
+    each, projected at the first step (batch 1 when every row decodes the same sentence), and
+    copied out once for each number of rows: attending to a broadcast view, the explicit path's
+    matmul would copy it at every step.
     """
 
     def __init__(self, max_len: int, n_layers: int, n_heads: int, d_k: int) -> None:
@@ -116,13 +100,13 @@ class StepBuffers:
         self.buffer: Tensor | None = None  # (T_max, L, 2, B, H, d_k)
         self.spare: Tensor | None = None
         self.memory: list[tuple[Tensor, Tensor] | None] = [None] * n_layers  # K, V per layer
-        self.memory_by_rows: list[dict[int, KeysValues]] = [{} for _ in range(n_layers)]
+        self.memory_by_rows: list[dict[int, tuple[Tensor, Tensor]]] = [{} for _ in range(n_layers)]
 
     def new_buffer(self, rows: int, like: Tensor) -> Tensor:
         max_len, n_layers, two, n_heads, d_k = self.shape
         return like.new_empty(max_len, n_layers, two, rows, n_heads, d_k)
 
-    def append(self, layer: int, kv: Tensor, batch: int) -> KeysValues:
+    def append(self, layer: int, kv: Tensor, batch: int) -> tuple[Tensor, Tensor]:
         """Write layer ``layer``'s [K | V] of the new positions, rows (B T_new, 2D), after the
         positions held; return its every key and value so far, views of the buffer. The caller
         adds the new positions to ``length`` once every layer has written them."""
@@ -135,7 +119,7 @@ class StepBuffers:
         block = kv.view(batch, new, 2, n_heads, d_k).permute(1, 2, 0, 3, 4)
         self.buffer[self.length : end, layer, :, :batch] = block
         held = self.buffer[:end, layer, :, :batch].permute(1, 2, 3, 0, 4)  # (2, B, H, T_k, d_k)
-        return KeysValues(held[0], held[1])
+        return held.unbind()
 
     def memory_keys_values(
         self,
@@ -143,16 +127,15 @@ class StepBuffers:
         memory: Tensor,
         project: Callable[[Tensor], tuple[Tensor, Tensor]],
         rows: int,
-    ) -> KeysValues:
+    ) -> tuple[Tensor, Tensor]:
         """Layer ``layer``'s K and V of the encoder output memory (B or 1, S, D) for ``rows``
-        queries: projected by ``project`` at the first step, and kept for each number of rows,
-        folded once."""
+        queries, (rows, H, S, d_k) each: projected by ``project`` at the first step, and kept for
+        each number of rows."""
         if self.memory[layer] is None:
             self.memory[layer] = project(memory)
         by_rows = self.memory_by_rows[layer]
         if rows not in by_rows:
-            key, value = (broadcast_batch(x, rows) for x in self.memory[layer])
-            by_rows[rows] = KeysValues(key, value)
+            by_rows[rows] = tuple(broadcast_batch(x, rows).contiguous() for x in self.memory[layer])
         return by_rows[rows]
 
     def reorder(self, index: Tensor) -> None:

@@ -73,6 +73,13 @@ class AttentionMaps:
     weights: Tensor  # softmax(masked_scores) over the keys; masked cells exactly 0
 
 
+def softmax_type(dtype: torch.dtype) -> torch.dtype | None:
+    """What attention's softmax computes in: at least float32, as autocast does on GPUs (bf16
+    scores would take the CPU's slow bf16 kernel); None, the scores' own type, where they are
+    float32 or float64 (softmax given a dtype copies its input even when it is the same)."""
+    return None if dtype in (torch.float32, torch.float64) else torch.float32
+
+
 def attention(
     query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None
 ) -> tuple[Tensor, AttentionMaps]:
@@ -86,9 +93,14 @@ def attention(
     d_k = query.size(-1)
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
     masked_scores = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
-    # at least float32, as autocast does on GPUs: bf16 scores would take CPU's slow bf16 kernel
-    weights = masked_scores.softmax(-1, dtype=torch.promote_types(scores.dtype, torch.float32))
+    weights = masked_scores.softmax(-1, dtype=softmax_type(scores.dtype))
     return weights @ value, AttentionMaps(scores, masked_scores, weights)
+
+
+def split_heads(x: Tensor, batch: int, d_k: int) -> Tensor:
+    """(B, T, n D), or the same as rows (B T, n D) -> (B, n H, T, d_k), a view: the heads of n
+    projections side by side (n = 1: Q; n = 3: the fast path's stacked [Q | K | V])."""
+    return x.view(batch, -1, x.size(-1) // d_k, d_k).transpose(1, 2)
 
 
 class Attend(nn.Module):
@@ -127,8 +139,7 @@ class MultiHeadAttention(nn.Module):
 
     def split_heads(self, x: Tensor) -> Tensor:
         """(B, T, D) -> (B, H, T, d_k)"""
-        batch, length, _ = x.shape
-        return x.view(batch, length, self.n_heads, self.d_k).transpose(1, 2)
+        return split_heads(x, x.size(0), self.d_k)
 
     def project_kv(self, context: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values of what is attended to: (B, T_k, D) -> two (B, H, T_k, d_k)."""

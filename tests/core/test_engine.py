@@ -18,9 +18,10 @@ import torch
 
 from core.decoding.search import beam_search, greedy_decode
 from core.inspection.ablation import Head, intervened, intervened_translator
+from core.model import transformer
 from core.model.config import ACTIVATIONS, POSITIONAL_LAYOUTS, ModelConfig
 from core.model.engine import PACK_ABOVE_BYTES, Engine, PackedLinear
-from core.model.transformer import Attend, Transformer
+from core.model.transformer import Attend, Transformer, attention
 from core.text.tokenizer import BOS_ID, EOS_ID
 from core.translator import Translator
 from tests.conftest import TINY
@@ -147,6 +148,26 @@ def test_traced_pass_over_a_padded_batch_is_the_models(name):
     _, trace = expected
     assert len(trace.cross) == config.n_decoder_layers
     assert torch.isinf(trace.encoder_self[0].masked_scores).any()  # the padding was masked
+
+
+def test_every_map_the_engine_traces_is_computed_by_the_models_attention(monkeypatch):
+    """The engine attends with each module's own Attend: its maps are the very objects
+    core.model.transformer.attention returned, one per layer and kind."""
+    model = random_model(CONFIGS["pre-LN"], 3)
+    engine, (source,) = Engine(model), random_sources(model.config, 1)
+    computed = []
+
+    def spied(*arguments):
+        output, maps = attention(*arguments)
+        computed.append(maps)
+        return output, maps
+
+    monkeypatch.setattr(transformer, "attention", spied)
+    with torch.inference_mode():
+        _, intermediates = engine(source, torch.tensor([[BOS_ID, 9, 10]]), trace=True)
+    traced = [*intermediates.encoder_self, *intermediates.decoder_self, *intermediates.cross]
+    assert len(traced) == 3 + 2 * 2 and len(computed) == len(traced)
+    assert {id(maps) for maps in traced} == {id(maps) for maps in computed}
 
 
 # --------------------------------------------------------------------------------------------------
