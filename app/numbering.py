@@ -1,7 +1,8 @@
 """Layers and heads are shown 1-based and indexed 0-based: people read "layer 1, head 3" (the
 pages' labels, their pickers, the URL's ``?layer=6``, a deck's steps), while core's tensors and
-``Head`` count from 0. The views convert a shown number to an index here and nowhere else; a test
-(tests/app/test_numbering.py) keeps them from subtracting 1 by hand."""
+``Head`` count from 0. The views and figures convert a shown number to an index, and an index back
+to the number shown, here and nowhere else; a test (tests/app/test_numbering.py) keeps them from
+subtracting or adding 1 by hand."""
 
 from __future__ import annotations
 
@@ -17,6 +18,14 @@ def index_of(shown: int) -> int:
     if isinstance(shown, bool) or not isinstance(shown, Integral) or shown < 1:
         raise ValueError(f"{shown!r} is not a layer or head counted from 1")
     return int(shown) - 1
+
+
+def shown_of(index: int) -> int:
+    """The number the layer or head of 0-based index ``index`` is shown as, counted from 1: the
+    inverse of :func:`index_of`."""
+    if isinstance(index, bool) or not isinstance(index, Integral) or index < 0:
+        raise ValueError(f"{index!r} is not a layer or head index counted from 0")
+    return int(index) + 1
 
 
 def index_or_every(shown: int | str) -> int | None:

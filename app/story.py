@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.display import ATTENTION_KINDS, SENTENCEPIECE_WORD_START, WORD_START
+from app.numbering import shown_of
 from core import LabelledAttention
 from core.inspection import (
     END,
@@ -173,7 +174,7 @@ def reveal_text(words: LabelledAttention, query: int, guess: int | None, sentenc
     top_profile = row_profile(words, query, top.layer, top.head)
     said = (
         f"of the words other than “{word}”, the most any head puts on one is {top.weight:.0%}: "
-        f"encoder layer {top.layer + 1}, head {top.head + 1}, on "
+        f"encoder layer {shown_of(top.layer)}, head {shown_of(top.head)}, on "
         f"{named(words, top.key, relation(words.key_labels, query, top.key))}"
     )
     if top_profile.top != top.key:
@@ -189,7 +190,7 @@ def reveal_text(words: LabelledAttention, query: int, guess: int | None, sentenc
 def map_head_text(words: LabelledAttention, query: int, shown: RowProfile, sentence: str) -> str:
     """Which head the reveal's map draws (``shown``, :func:`shown_head`) and why."""
     word = words.query_labels[query]
-    head = f"The map: encoder layer {shown.layer + 1}, head {shown.head + 1}"
+    head = f"The map: encoder layer {shown_of(shown.layer)}, head {shown_of(shown.head)}"
     key = antecedent_of(words, sentence)
     if key is None:
         return f"{head}, the head with the largest weight in “{word}”'s row."
@@ -206,7 +207,7 @@ def most_on(words: LabelledAttention, query: int, key: int, whose: str = "") -> 
     best = head_for(words, query, key)
     profile = row_profile(words, query, best.layer, best.head)
     label = position_name(words.key_labels, key)
-    head = f"layer {best.layer + 1}, head {best.head + 1}"
+    head = f"layer {shown_of(best.layer)}, head {shown_of(best.head)}"
     if profile.top == key:
         where = f"{head}, its top word"
     else:
@@ -230,7 +231,7 @@ def strongest_table(words: LabelledAttention, query: int) -> list[dict[str, str]
     for profile in strongest(words, query):
         role = roles[profile.layer * heads + profile.head]
         row = {
-            "head": f"layer {profile.layer + 1}, head {profile.head + 1}",
+            "head": f"layer {shown_of(profile.layer)}, head {shown_of(profile.head)}",
             "role in this sentence": role.label,
             "top word": top_word(words, profile),
             "its weight": f"{profile.weight:.0%}",
@@ -288,7 +289,8 @@ def coreference(words: LabelledAttention, query: int, sentence: str) -> str | No
     linking = [profile for profile in profiles if profile.top == key]
     if linking:
         heads = ", ".join(
-            f"layer {p.layer + 1}, head {p.head + 1} with {p.weight:.0%}" for p in linking
+            f"layer {shown_of(p.layer)}, head {shown_of(p.head)} with {p.weight:.0%}"
+            for p in linking
         )
         count = "One head" if len(linking) == 1 else f"{len(linking)} heads"
         verb = "links" if len(linking) == 1 else "link"
@@ -300,7 +302,7 @@ def coreference(words: LabelledAttention, query: int, sentence: str) -> str | No
     behind_self = [found for found in rank_heads(words, query, skip_self=True) if found.key == key]
     if behind_self:
         heads = ", ".join(
-            f"layer {found.layer + 1}, head {found.head + 1} ({found.weight:.0%}, with "
+            f"layer {shown_of(found.layer)}, head {shown_of(found.head)} ({found.weight:.0%}, with "
             f"{words.weights[found.layer, found.head, query, query]:.0%} on “{pronoun}” itself)"
             for found in behind_self
         )

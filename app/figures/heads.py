@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from app.figures.heatmaps import heatmap
 from app.figures.style import CATEGORICAL, DASHES, STATUS_COLOURS, SYMBOLS, figure_height
 from app.figures.text import numbered, plot_labels, plot_text
+from app.numbering import shown_of
 from core import LabelledAttention
 
 DASHBOARD_TEXT_PX = 10
@@ -185,7 +186,7 @@ def layer_lines(attention: LabelledAttention, layer: int, query: int, title: str
     hover = f"{plot_text(queries[query])} → %{{text}}<br>weight %{{customdata[1]:.4f}}"
     traces: list = label_columns(queries, keys, query)
     for head, row in enumerate(rows):
-        colour, group = HEAD_COLOURS[head % len(HEAD_COLOURS)], f"head {head + 1}"
+        colour, group = HEAD_COLOURS[head % len(HEAD_COLOURS)], f"head {shown_of(head)}"
         dash, symbol = DASHES[head % len(DASHES)], SYMBOLS[head % len(SYMBOLS)]
         ends = np.arange(len(keys)) + FAN * ((head + 0.5) / heads - 0.5)  # (K,)
         same = {"legendgroup": group, "showlegend": False}

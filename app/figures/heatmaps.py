@@ -27,6 +27,7 @@ from app.figures.text import (
     plot_text,
     values_as_text,
 )
+from app.numbering import shown_of
 from core import LabelledAttention
 
 GRID_HOVER_CELLS = 40_000  # model view cells that get token names on hover
@@ -195,7 +196,7 @@ def attention_grid(
         )
         hover = np.full(z.shape, "", dtype=object)
         for layer, head, tile in tiles:
-            hover[tile] = np.char.add(f"L{layer + 1} H{head + 1} · ", pairs)
+            hover[tile] = np.char.add(f"L{shown_of(layer)} H{shown_of(head)} · ", pairs)
         trace.update(
             customdata=hover.astype(str),
             hovertemplate="%{customdata}<br>weight %{z:.4f}<extra></extra>",
@@ -205,14 +206,14 @@ def attention_grid(
         fig.add_shape(_tile_outline(selected, heads, q, k))
     fig.update_xaxes(
         tickvals=[h * (k + 1) + (k - 1) / 2 for h in range(heads)],
-        ticktext=[f"head {h + 1}" for h in range(heads)],
+        ticktext=[f"head {shown_of(h)}" for h in range(heads)],
         side="top",
         showgrid=False,
         zeroline=False,
     )
     fig.update_yaxes(
         tickvals=[layer * (q + 1) + (q - 1) / 2 for layer in range(layers)],
-        ticktext=[f"layer {layer + 1}" for layer in range(layers)],
+        ticktext=[f"layer {shown_of(layer)}" for layer in range(layers)],
         autorange="reversed",
         scaleanchor="x",
         showgrid=False,
@@ -235,7 +236,7 @@ def _tile_markers(layers: int, heads: int, rows: int, columns: int) -> go.Scatte
     return go.Scatter(
         x=[head * (columns + 1) + (columns - 1) / 2 for _, head in tiles],
         y=[layer * (rows + 1) + (rows - 1) / 2 for layer, _ in tiles],
-        customdata=[[layer + 1, head + 1] for layer, head in tiles],
+        customdata=[[shown_of(layer), shown_of(head)] for layer, head in tiles],
         mode="markers",
         marker={"symbol": "circle-open", "size": 16, "color": "rgba(110, 110, 110, 0.3)"},
         selected={"marker": {"opacity": 1.0}},

@@ -9,7 +9,7 @@ from app import controls, explain_cache, state, ui
 from app.display import ATTENTION_KINDS, piece_text
 from app.figures.explain import agreement_map, difference_map, lens_map
 from app.figures.heads import focus_bars
-from app.numbering import index_or_every
+from app.numbering import index_or_every, shown_of
 from app.page_settings import layer_or_mean
 from core import Translation
 from core.inspection import (
@@ -248,11 +248,11 @@ followed = controls.selectbox(
 word = shared_words[followed]
 best = rank_heads(first_words, shared[followed][0], skip_self=True)[0]
 st.caption(
-    f"Encoder layer {best.layer + 1}, head {best.head + 1}: the head whose top key for “{word}” "
-    "is strongest in the first sentence, shown for both."
+    f"Encoder layer {shown_of(best.layer)}, head {shown_of(best.head)}: the head whose top key "
+    f"for “{word}” is strongest in the first sentence, shown for both."
 )
 first_caption = ui.sentence_caption(
-    kind="encoder", layer=best.layer + 1, head=best.head + 1, word=word
+    kind="encoder", layer=shown_of(best.layer), head=shown_of(best.head), word=word
 )
 second_caption = replace(first_caption, sentence=other, translation=second.text)
 left, right = st.columns(2)

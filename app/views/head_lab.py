@@ -14,6 +14,7 @@ from app.figures.heads import (
     token_score_changes,
 )
 from app.figures.heatmaps import attention_map
+from app.numbering import shown_of
 from app.word_choice import first_word, follow
 from core.inspection import (
     ALIGNMENT_THRESHOLD,
@@ -110,7 +111,10 @@ label = words.query_labels[query]
 top = ranking[:TOP_HEADS]
 ui.chart(
     focus_bars(
-        [f"L{found.layer + 1} H{found.head + 1} on “{found.key_label}”" for found in top],
+        [
+            f"L{shown_of(found.layer)} H{shown_of(found.head)} on “{found.key_label}”"
+            for found in top
+        ],
         [found.weight for found in top],
         f"Where “{label}” looks: the {TOP_HEADS} strongest heads",
         "weight on the top key" if key is None else f"weight on “{words.key_labels[key]}”",
@@ -119,8 +123,13 @@ ui.chart(
     caption=ui.sentence_caption(kind=kind, word=label),
 )
 best = ranking[0]
-best_caption = ui.sentence_caption(kind=kind, layer=best.layer + 1, head=best.head + 1, word=label)
-title = f"{ATTENTION_KINDS[kind]}, layer {best.layer + 1}, head {best.head + 1} (the top head)"
+best_caption = ui.sentence_caption(
+    kind=kind, layer=shown_of(best.layer), head=shown_of(best.head), word=label
+)
+title = (
+    f"{ATTENTION_KINDS[kind]}, layer {shown_of(best.layer)}, head {shown_of(best.head)} "
+    "(the top head)"
+)
 ui.chart(
     attention_lines(words, best.layer, best.head, query, f"“{label}” in the top head"),
     "focus-lines",
@@ -212,8 +221,8 @@ if importance is not None:
     )
     most = np.unravel_index(importance.argmax(), importance.shape)
     st.caption(
-        f"{IMPORTANCE} Here the most important is layer {most[0] + 1}, head {most[1] + 1} "
-        f"({importance[most]:.2f} nats)."
+        f"{IMPORTANCE} Here the most important is layer {shown_of(most[0])}, "
+        f"head {shown_of(most[1])} ({importance[most]:.2f} nats)."
     )
 else:
     st.caption(IMPORTANCE)

@@ -8,7 +8,7 @@ import streamlit as st
 from app import controls, state, ui
 from app.display import piece_text
 from app.figures.logit_lens import contribution_bars, lens_map, rank_curve
-from app.numbering import index_of
+from app.numbering import index_of, shown_of
 from core import Request
 from core.inspection import DirectContributions, LogitLens, direct_contributions, logit_lens
 
@@ -112,8 +112,8 @@ ui.chart(
 st.header(f"Which parts of layer {layer} pushed “{chosen}”")
 heads = parts.self_heads.shape[1]
 labels = [
-    *(f"self-attention H{h + 1}" for h in range(heads)),
-    *(f"cross-attention H{h + 1}" for h in range(heads)),
+    *(f"self-attention H{shown_of(h)}" for h in range(heads)),
+    *(f"cross-attention H{shown_of(h)}" for h in range(heads)),
     "feed-forward",
 ]
 values = [
@@ -141,13 +141,13 @@ with right:
         contribution_bars(
             [f"{s}: {piece}" for s, piece in enumerate(result.source_tokens)],
             split,
-            f"Cross-attention L{layer} H{best + 1}: what each source piece passed",
+            f"Cross-attention L{layer} H{shown_of(best)}: what each source piece passed",
             f"added to the logit of “{chosen}”",
             highlight=int(np.argmax(split)),
         ),
         "logit-lens-source",
         caption=ui.sentence_caption(
-            kind="cross", layer=layer, head=best + 1, word=lens.chosen[position]
+            kind="cross", layer=layer, head=shown_of(best), word=lens.chosen[position]
         ),
     )
 st.caption(

@@ -10,6 +10,7 @@ from app.figures.heads import vote_bars
 from app.figures.heatmaps import attention_map, with_masked_cells
 from app.figures.positional import positional_heatmap
 from app.figures.tokens import token_chips
+from app.numbering import shown_of
 from app.plain_text import escaped
 from app.story import (
     QUESTION_STEP,
@@ -101,11 +102,11 @@ def self_attention_map(words: LabelledAttention, query: int, sentence: str) -> N
     word = words.query_labels[query]
     shown = shown_head(words, query, sentence)
     title = (
-        f"{ATTENTION_KINDS['encoder']}, layer {shown.layer + 1}, head {shown.head + 1}: "
-        f"{map_title(words, query, shown, sentence)}"
+        f"{ATTENTION_KINDS['encoder']}, layer {shown_of(shown.layer)}, "
+        f"head {shown_of(shown.head)}: {map_title(words, query, shown, sentence)}"
     )
     caption = ui.sentence_caption(
-        kind="encoder", layer=shown.layer + 1, head=shown.head + 1, word=word
+        kind="encoder", layer=shown_of(shown.layer), head=shown_of(shown.head), word=word
     )
     ui.chart(attention_map(words, shown.layer, shown.head, title), "story-self", caption=caption)
 
@@ -170,7 +171,7 @@ elif step == 3:
     decoder = result.attention.decoder
     title = f"{ATTENTION_KINDS['decoder']}, last layer, average of the heads; grey: masked"
     last_layer = decoder.weights.shape[0] - 1
-    caption = ui.sentence_caption(kind="decoder", layer=last_layer + 1, head="avg")
+    caption = ui.sentence_caption(kind="decoder", layer=shown_of(last_layer), head="avg")
     figure = attention_map(decoder, last_layer, None, title)
     ui.chart(with_masked_cells(figure, decoder.allowed), "story-mask", caption=caption)
     st.caption(ui.decoder_rows(decoder))
@@ -183,7 +184,7 @@ elif step == 4:
     cross = result.word_attention.cross
     title = f"{ATTENTION_KINDS['cross']} in words, last layer, average of the heads"
     last_layer = cross.weights.shape[0] - 1
-    caption = ui.sentence_caption(kind="cross", layer=last_layer + 1, head="avg")
+    caption = ui.sentence_caption(kind="cross", layer=shown_of(last_layer), head="avg")
     ui.chart(attention_map(cross, last_layer, None, title), "story-cross", caption=caption)
     ui.table(
         [
