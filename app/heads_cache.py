@@ -33,8 +33,8 @@ class Intervention:
     translation, token by token (teacher-forced)."""
 
     changed: Translation  # what the changed model translates
-    normal_scores: list[float]  # log P of each normal output token, normal model
-    changed_scores: list[float]  # ... the changed model
+    normal_log_probs: list[float]  # log P of each normal output token, normal model
+    changed_log_probs: list[float]  # ... the changed model
 
 
 @st.cache_data(max_entries=32, show_spinner="Translating with those heads changed…")

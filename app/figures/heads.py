@@ -243,7 +243,7 @@ def lines_by_opacity(row: np.ndarray, query: int, ends: np.ndarray) -> list[dict
     return traces
 
 
-def token_score_changes(
+def token_log_prob_changes(
     tokens: Sequence[str], normal: Sequence[float], changed: Sequence[float], title: str
 ) -> go.Figure:
     """For each output token of the normal translation, log P(token) with the change minus

@@ -11,7 +11,7 @@ from app.figures.heads import (
     focus_bars,
     head_dashboard,
     pruning_curve,
-    token_score_changes,
+    token_log_prob_changes,
 )
 from app.figures.heatmaps import attention_map
 from app.numbering import shown_of
@@ -282,10 +282,10 @@ with lead if switched else st.container():
         else:
             st.success("The translation did not change.")
         ui.chart(
-            token_score_changes(
+            token_log_prob_changes(
                 result.output_tokens,
-                outcome.normal_scores,
-                outcome.changed_scores,
+                outcome.normal_log_probs,
+                outcome.changed_log_probs,
                 "What each piece of the normal translation loses (log P, teacher-forced)",
             ),
             "intervention-tokens",
@@ -293,10 +293,10 @@ with lead if switched else st.container():
                 heads_changed=tuple(sorted(chosen)), change=INTERVENTIONS[how]
             ),
         )
+        changed, normal = sum(outcome.changed_log_probs), sum(outcome.normal_log_probs)
         st.metric(
             "log P(the normal translation)",
-            f"{sum(outcome.changed_scores):.2f}",
-            delta=f"{sum(outcome.changed_scores) - sum(outcome.normal_scores):+.2f} after the "
-            "change",
+            f"{changed:.2f}",
+            delta=f"{changed - normal:+.2f} after the change",
             help="How likely the changed model finds the translation of the full model.",
         )

@@ -19,7 +19,7 @@ from core.inspection import (
 PLAY_INTERVAL_S = 1.2  # seconds per snapshot while the training plays
 LOSS_HELP = "Label-smoothed cross-entropy per target token, from the training log at this step."
 BLEU_HELP = "sacreBLEU on the run's validation sample at this step, from the training log."
-SCORE_HELP = (
+LOG_PROB_HELP = (
     "How likely this snapshot finds the final model's translation: the sum of the natural-log "
     "probabilities of its pieces, in nats. It rises towards the final model's own score."
 )
@@ -73,7 +73,7 @@ def snapshot_numbers(step: int, view: SnapshotView) -> None:
     columns[0].metric("Step", f"{step:,}", help="Optimizer updates so far.")
     if record.train_loss is not None:
         columns[1].metric("Training loss", f"{record.train_loss:.2f}", help=LOSS_HELP)
-    columns[2].metric("log P(final translation)", f"{view.forced.log_prob:.1f}", help=SCORE_HELP)
+    columns[2].metric("log P(final translation)", f"{view.forced.log_prob:.1f}", help=LOG_PROB_HELP)
     if record.validation and f"val_bleu_{view.translation.target}" in record.validation:
         bleu = record.validation[f"val_bleu_{view.translation.target}"]
         columns[3].metric("Validation BLEU", f"{bleu:.1f}", help=BLEU_HELP)
