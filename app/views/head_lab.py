@@ -293,10 +293,10 @@ with lead if switched else st.container():
                 heads_changed=tuple(sorted(chosen)), change=INTERVENTIONS[how]
             ),
         )
-        changed, normal = sum(outcome.changed_log_probs), sum(outcome.normal_log_probs)
+        after, before = sum(outcome.changed_log_probs), sum(outcome.normal_log_probs)
         st.metric(
             "log P(the normal translation)",
-            f"{changed:.2f}",
-            delta=f"{changed - normal:+.2f} after the change",
+            f"{after:.2f}",
+            delta=f"{after - before:+.2f} after the change",
             help="How likely the changed model finds the translation of the full model.",
         )
