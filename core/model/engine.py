@@ -5,8 +5,9 @@ core/model/transformer.py is the paper's code, written to be read, and the one d
 model. This module is a packing step over its modules, not a second model: it walks the model's
 layers (no weight is named here by a string), takes each module's own weights, LayerNorm epsilon,
 activation and residual order, embeds with the model's ``embed``, splits heads with its
-``split_heads``, attends with its :class:`Attend` (so every attention map, traced here or by the
-model, is computed by core.model.transformer.attention), joins sub-layers with its
+``split_heads``, computes every attention map with the module's own :class:`Attend` (so every
+map, traced here or by the model, comes from core.model.transformer.attention; untraced, it calls
+the fused kernel Attend would), joins sub-layers with its
 ``residual_connection``, and keeps the decoder's keys and values in core/model/kv_cache.py's
 :class:`StepBuffers`. It computes the same numbers: the same tokens, and in float32 every number
 within about 1e-5 (tests/core/test_engine.py compares translations, beam traces and every attention
@@ -17,8 +18,8 @@ buys:
   module's own, so one matmul projects all three; a cross-attention's W^K and W^V likewise.
 - The decoder's keys and values go into a buffer allocated once per search, written in place at
   each step instead of concatenated into a new tensor (kv_cache.StepBuffers).
-- Activations are rows (B T, D), every matmul called directly: no module calls (but the
-  attention's own), no per-call reshaping and dispatch.
+- Activations are rows (B T, D), every matmul called directly: no module calls (but Attend's,
+  when maps are asked for), no per-call reshaping and dispatch.
 - Large weights (the vocabulary projection E, and from d192 on the Q/K/V stack and the
   feed-forward layers) run on a copy that oneDNN has laid out once for its matmul kernel (see
   PACK_ABOVE_BYTES): MKL's addmm with such a weight as it is took 1.4-2.8x longer at 4-32 rows.
