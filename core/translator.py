@@ -10,9 +10,9 @@
     result.word_attention.cross            # the same, pieces merged into words
     result.steps                           # the beam search, step by step
 
-Decoding runs on :class:`core.model.engine.Engine`, the model's weights run fast with the same
-numbers; ``Translator.load(fast=False)`` decodes with the readable model of
-core/model/transformer.py alone.
+Decoding runs on :class:`core.model.engine.Engine`: the model's own pass, its layers computed by
+fused CPU kernels with the same numbers; ``Translator.load(fast=False)`` decodes with the layers'
+readable modules of core/model/transformer.py alone.
 
 S indexes ``source_tokens`` (the encoder input: <2de> pieces </s>); T indexes the decoder
 positions: position t reads ``decoder_input_tokens[t]`` (<s>, then the output so far) and predicts
@@ -189,11 +189,11 @@ class EncoderBatch:
 class Translator:
     """A trained model with its vocabulary and model card.
 
-    fast=True (the default) computes on :class:`core.model.engine.Engine`, which runs the model's
-    weights with less overhead and gives the same translations, beam steps and attention (within
-    5e-5, tests/core/test_engine.py); whenever the engine cannot stand for the model (an
-    intervention from core/inspection/ablation.py, training mode, a model on a GPU), the model
-    computes. fast=False: always the readable model of core/model/transformer.py.
+    fast=True (the default) computes on :class:`core.model.engine.Engine`, the model's pass with
+    its layers' fused CPU kernels, which gives the same translations, beam steps and attention
+    (within 5e-5, tests/core/test_engine.py); whenever the kernels cannot stand for the layers (an
+    intervention from core/inspection/ablation.py, training mode, a model on a GPU), the modules
+    compute. fast=False: always the readable modules of core/model/transformer.py.
     """
 
     def __init__(

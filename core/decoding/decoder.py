@@ -2,9 +2,9 @@
 a key/value cache, and gives the next token's logits for new decoder positions.
 
 Both the readable :class:`core.model.transformer.Transformer` and
-:class:`core.model.engine.Engine` (the same weights, run fast) satisfy it, so greedy search and
-beam search run on either without knowing which (tests/core/test_decoding.py runs them on an
-object that offers this and nothing else).
+:class:`core.model.engine.Engine` (the model with its layers' fused CPU kernels) satisfy it, so
+greedy search and beam search run on either without knowing which (tests/core/test_decoding.py
+runs them on an object that offers this and nothing else).
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ from core.model.transformer import Intermediates
 
 class Cache(Protocol):
     """One entry of a decoder's key/value cache."""
+
+    @property
+    def length(self) -> int:
+        """Decoder positions held."""
 
     def reorder(self, index: Tensor) -> None:
         """Keep the rows in ``index`` (B_new,), in that order: beam search's survivors take

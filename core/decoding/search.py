@@ -11,8 +11,8 @@ What a step keeps, finishes and prunes is decided by :func:`select`, a pure func
 extensions; the words saying why are put together only when the search is traced.
 
 The searches run on any :class:`core.decoding.decoder.Decoder`: the readable
-:class:`core.model.transformer.Transformer`, or :class:`core.model.engine.Engine`, which runs its
-weights fast and computes the same numbers.
+:class:`core.model.transformer.Transformer`, or :class:`core.model.engine.Engine`, the same model
+with its layers' fused CPU kernels, which computes the same numbers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The model: the paper's Transformer (transformer.py, the reference, written to be read), its
 hyper-parameters (config.py: the paper's by default, and what models trained elsewhere need), the
 keys and values a decoder keeps between steps (kv_cache.py), dropout (dropout.py), the sinusoids
-(sinusoids.py) and a packing of the model's modules that decodes faster (engine.py). The app takes
+(sinusoids.py) and each layer's fused CPU kernel, which the model's pass calls when translating
+(engine.py). The app takes
 what it draws from here."""
 
 from core.model.sinusoids import wave

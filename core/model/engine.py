@@ -1,25 +1,30 @@
-"""A fast path for decoding: the modules of :class:`core.model.transformer.Transformer`, packed once
-and run with less overhead.
+"""The layers' fused CPU kernels: each encoder and decoder layer of
+:class:`core.model.transformer.Transformer`, its weights packed once, computed with less overhead.
 
-core/model/transformer.py is the paper's code, written to be read, and the one definition of the
-model. This module is a packing step over its modules, not a second model: it walks the model's
-layers (no weight is named here by a string), takes each module's own weights, LayerNorm epsilon,
-activation and residual order, embeds with the model's ``embed``, splits heads with its
+core/model/transformer.py is the paper's code, written to be read, and the one forward pass: the
+model embeds, masks, loops over its layers, keeps the cache and projects to the vocabulary, and
+for each layer calls either the layer's modules or, given ``kernels``, the kernel here for the
+same layer (the kernel choice the anchors make inside one forward: nanoGPT's flash branch,
+fairseq's fast path, Hugging Face's attention interface). An :class:`Engine` is those kernels
+for one model: ``engine.encode``, ``engine.decode`` and ``engine(source, decoder_input,
+trace=True)`` are the model's own passes, called with them.
+
+A kernel walks the model's modules (no weight is named here by a string): it takes each module's
+own weights, LayerNorm epsilon, activation and residual order, splits heads with the model's
 ``split_heads``, computes every attention map with the module's own :class:`Attend` (so every
-map, traced here or by the model, comes from core.model.transformer.attention; untraced, it calls
-the fused kernel Attend would), joins sub-layers with its
-``residual_connection``, and keeps the decoder's keys and values in core/model/kv_cache.py's
-:class:`StepBuffers`. It computes the same numbers: the same tokens, and in float32 every number
-within about 1e-5 (tests/core/test_engine.py compares translations, beam traces and every attention
-map with the model's, for every setting of :class:`core.model.config.ModelConfig`). What packing
-buys:
+map comes from core.model.transformer.attention; untraced, it calls the fused kernel Attend
+would), joins sub-layers with its ``residual_connection``, and keeps the decoder's keys and
+values in core/model/kv_cache.py's :class:`StepBuffers`. It computes the same numbers: the same
+tokens, and in float32 every number within about 1e-5 (tests/core/test_engine.py compares
+translations, beam traces and every attention map with the modules', for every setting of
+:class:`core.model.config.ModelConfig`). What the kernels buy:
 
 - W^Q, W^K and W^V of a self-attention are one (3D, D) matrix [W^Q; W^K; W^V] stacked from the
   module's own, so one matmul projects all three; a cross-attention's W^K and W^V likewise.
 - The decoder's keys and values go into a buffer allocated once per search, written in place at
   each step instead of concatenated into a new tensor (kv_cache.StepBuffers).
-- Activations are rows (B T, D), every matmul called directly: no module calls (but Attend's,
-  when maps are asked for), no per-call reshaping and dispatch.
+- Inside a layer, activations are rows (B T, D), every matmul called directly: no module calls
+  (but Attend's, when maps are asked for), no per-call reshaping and dispatch.
 - Large weights (the vocabulary projection E, and from d192 on the Q/K/V stack and the
   feed-forward layers) run on a copy that oneDNN has laid out once for its matmul kernel (see
   PACK_ABOVE_BYTES): MKL's addmm with such a weight as it is took 1.4-2.8x longer at 4-32 rows.
@@ -30,12 +35,12 @@ Every other operation that decides a number is the model's, on operands of the s
 layouts, so those agree to the last bit; what is saved is overhead: a decoder step of a small model
 is a few hundred tiny operations, each costing microseconds on a CPU however small.
 
-An :class:`Engine` answers what core/decoding/search.py asks of a model (``config``, ``encode``,
-``new_cache``, ``decode``), and ``engine(source, decoder_input, trace=True)`` is the model's traced
-forward pass, so the searches and traces run on either. It is a CPU backend, and stands for a model
-on the CPU in eval mode without interventions (core/inspection/ablation.py), packed from its
-weights at one moment (a model on a GPU decodes itself): :meth:`Engine.can_run` and
-:meth:`Engine.is_current` say when it does (core.translator.Translator checks both).
+The kernels are an object beside the model, not a state of it: a model shared by the app's
+sessions is decoded with them by one and differentiated by another (attribution) at once. They
+stand for a model on the CPU in eval mode without interventions (core/inspection/ablation.py),
+packed from its weights at one moment (a model on a GPU computes itself):
+:meth:`Engine.can_run` and :meth:`Engine.is_current` say when they do
+(core.translator.Translator checks both).
 """
 
 from __future__ import annotations
@@ -60,10 +65,8 @@ from core.model.transformer import (
     MultiHeadAttention,
     Residual,
     Transformer,
-    padding_mask,
     residual_connection,
     split_heads,
-    subsequent_mask,
 )
 
 # --------------------------------------------------------------------------------------------------
@@ -253,9 +256,10 @@ class Packer:
             self.residual(layer.residual_ff),
         )
 
-    def final_norm(self, norm: nn.Module) -> PackedNorm | None:
-        """A pre-LN model's last LayerNorm; None where the model has nn.Identity there."""
-        return self.norm(norm) if isinstance(norm, nn.LayerNorm) else None
+    def take_all(self, module: nn.Module) -> None:
+        """Notes the module's parameters as run: by the model itself."""
+        for parameter in module.parameters():
+            self.taken.add(id(parameter))
 
     def check_all_taken(self) -> None:
         """Every parameter of the model is one the engine runs."""
@@ -267,13 +271,6 @@ class Packer:
 # --------------------------------------------------------------------------------------------------
 # Attention and the layers
 # --------------------------------------------------------------------------------------------------
-
-
-def restricting(allowed: Tensor) -> Tensor | None:
-    """A mask (True = may attend), or None where it allows every key: attention then skips
-    masking, and its masked scores are its scores (a single sentence has no padding, and one new
-    decoder position sees every earlier one)."""
-    return None if bool(allowed.all()) else allowed
 
 
 def attend(
@@ -370,8 +367,9 @@ def weights_version(model: nn.Module) -> list[tuple[int, int]]:
 
 
 class Engine:
-    """A model's modules, packed and run fast: what core/decoding/search.py and the traces ask of
-    a model."""
+    """A model with its layers' fused kernels: what core/decoding/search.py and the traces ask of
+    a model (:class:`core.decoding.decoder.Decoder`), answered by the model's own passes, and the
+    kernels they call (:class:`core.model.transformer.LayerKernels`)."""
 
     def __init__(self, model: Transformer) -> None:
         if not on_cpu(model):
@@ -385,11 +383,10 @@ class Engine:
         packer = Packer(model)
         self.encoder_layers = [packer.encoder_layer(layer) for layer in model.encoder_layers]
         self.decoder_layers = [packer.decoder_layer(layer) for layer in model.decoder_layers]
-        self.encoder_norm = packer.final_norm(model.encoder_norm)
-        self.decoder_norm = packer.final_norm(model.decoder_norm)
+        for norm in (model.encoder_norm, model.decoder_norm):  # the model's, called by the model
+            packer.take_all(norm)
         self.unembedding = self.pack_unembedding(packer)  # x E^T (+ b)
         packer.check_all_taken()
-        self.causal = subsequent_mask(self.config.max_len, model.pe.device)
         self.version = weights_version(model)
 
     def pack_unembedding(self, packer: Packer) -> PackedLinear:
@@ -421,35 +418,13 @@ class Engine:
         """The model's weights are still those the engine was packed from."""
         return weights_version(self.model) == self.version
 
-    def embed(self, tokens: Tensor, offset: int = 0) -> tuple[Tensor, Tensor, Tensor]:
-        """The model's :meth:`Transformer.embed` with the input as rows (B T, D)."""
-        x, token_embedding, pe = self.model.embed(tokens, offset)
-        return x.view(tokens.numel(), -1), token_embedding, pe
+    # ---- What the searches and the traces ask: the model's own passes, with these kernels ----
 
     def encode(
         self, source: Tensor, intermediates: Intermediates | None = None
     ) -> tuple[Tensor, Tensor]:
-        """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S);
-        ``intermediates`` get the embeddings and each layer's maps."""
-        source_mask = padding_mask(source, self.config.pad_id)
-        mask = restricting(source_mask)
-        x, token_embedding, pe = self.embed(source)
-        if intermediates is not None:
-            intermediates.source_token = token_embedding
-            intermediates.source_position = pe
-        batch = source.size(0)
-        for layer in self.encoder_layers:
-            maps = intermediates.encoder_self if intermediates else None
-            x = encoder_layer(layer, x, batch, mask, maps)
-        memory = self.encoder_norm(x) if self.encoder_norm else x
-        return memory.view(batch, source.size(1), -1), source_mask
-
-    def new_cache(self) -> list[StepBuffers]:
-        """Empty key/value buffers of every decoder layer, as one entry (the model's cache has
-        one per layer): beam search reorders them all in one copy."""
-        config = self.config
-        n_layers = len(self.decoder_layers)
-        return [StepBuffers(config.max_len, n_layers, config.n_heads, config.d_k)]
+        """The model's :meth:`Transformer.encode`, its layers computed here."""
+        return self.model.encode(source, intermediates, kernels=self)
 
     def decode(
         self,
@@ -459,36 +434,53 @@ class Engine:
         cache: list[StepBuffers] | None = None,
         intermediates: Intermediates | None = None,
     ) -> Tensor:
-        """Logits (B, T, V) for the next token after each decoder position, as the model's
-        :meth:`core.model.transformer.Transformer.decode`: with a cache (from :meth:`new_cache`),
-        decoder_input holds the positions after those already cached."""
-        (buffers,) = cache or self.new_cache()
-        offset = buffers.length
-        batch, length = decoder_input.shape
-        x, token_embedding, pe = self.embed(decoder_input, offset)
-        if intermediates is not None:
-            intermediates.decoder_input_token = token_embedding
-            intermediates.decoder_input_position = pe
-        # new queries see every cached position and the causal part of the new block
-        causal = self.causal[:, :, offset : offset + length, : offset + length]
-        masks = (restricting(causal), restricting(source_mask))
-        for i, layer in enumerate(self.decoder_layers):
-            x = decoder_layer(layer, i, x, batch, memory, masks, buffers, intermediates)
-        buffers.length += length
-        if self.decoder_norm:
-            x = self.decoder_norm(x)
-        return self.unembed(x).view(batch, length, -1)
-
-    def unembed(self, x: Tensor) -> Tensor:
-        """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T
-        (+ b where the model has an output bias), rows (N, D) -> (N, V)."""
-        return self.unembedding(x)
+        """The model's :meth:`Transformer.decode`, its layers computed here; a cache comes from
+        :meth:`new_cache`."""
+        return self.model.decode(decoder_input, memory, source_mask, cache, intermediates, self)
 
     def __call__(
         self, source: Tensor, decoder_input: Tensor, trace: bool = False
     ) -> tuple[Tensor, Intermediates | None]:
-        """Teacher-forced pass: source (B, S), decoder_input (B, T) -> logits (B, T, V) and, with
-        trace=True, the :class:`core.model.transformer.Intermediates`."""
-        traced = Intermediates() if trace else None
-        memory, source_mask = self.encode(source, traced)
-        return self.decode(decoder_input, memory, source_mask, intermediates=traced), traced
+        """The model's teacher-forced pass, its layers computed here."""
+        return self.model(source, decoder_input, trace, kernels=self)
+
+    # ---- core.model.transformer.LayerKernels: what the model's pass asks of its kernels ----
+
+    def new_cache(self) -> list[StepBuffers]:
+        """Empty key/value buffers of every decoder layer, as one entry (the model's cache has
+        one per layer): beam search reorders them all in one copy."""
+        config = self.config
+        n_layers = len(self.decoder_layers)
+        return [StepBuffers(config.max_len, n_layers, config.n_heads, config.d_k)]
+
+    def encoder_layer(
+        self, i: int, x: Tensor, mask: Tensor | None, intermediates: Intermediates | None
+    ) -> Tensor:
+        """Encoder layer ``i``: x (B, S, D) -> (B, S, D), computed on rows."""
+        maps = intermediates.encoder_self if intermediates else None
+        batch, length, d_model = x.shape
+        rows = x.view(batch * length, d_model)
+        return encoder_layer(self.encoder_layers[i], rows, batch, mask, maps).view(x.shape)
+
+    def decoder_layer(
+        self,
+        i: int,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None,
+        source_mask: Tensor | None,
+        cache: list[StepBuffers],
+        intermediates: Intermediates | None,
+    ) -> Tensor:
+        """Decoder layer ``i``: x (B, T_new, D) the new decoder positions -> (B, T_new, D)."""
+        batch, length, d_model = x.shape
+        rows = x.view(batch * length, d_model)
+        masks = (self_mask, source_mask)
+        layer = self.decoder_layers[i]
+        y = decoder_layer(layer, i, rows, batch, memory, masks, cache[0], intermediates)
+        return y.view(batch, length, d_model)
+
+    def unembed(self, x: Tensor) -> Tensor:
+        """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T
+        (+ b where the model has an output bias), (B, T, D) -> (B, T, V)."""
+        return self.unembedding(x.view(-1, x.size(-1))).view(*x.shape[:-1], -1)

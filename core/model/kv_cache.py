@@ -7,7 +7,8 @@ survivors take their parents' keys and values), the interface core/decoding/deco
 - :class:`LayerCache`, one per decoder layer, two :class:`KVCache` that grow by concatenation: what
   the readable model (core/model/transformer.py) keeps.
 - :class:`StepBuffers`, every layer at once in a buffer allocated once per search and written in
-  place: what the fast CPU path (core/model/engine.py) keeps, the same keys and values.
+  place: what the layers' fused CPU kernels (core/model/engine.py) keep, the same keys and
+  values.
 """
 
 from __future__ import annotations
@@ -76,6 +77,11 @@ class LayerCache:
     self_attn: KVCache = field(default_factory=lambda: KVCache(grows=True))
     cross_attn: KVCache = field(default_factory=lambda: KVCache(grows=False))
 
+    @property
+    def length(self) -> int:
+        """Positions held."""
+        return self.self_attn.length
+
     def reorder(self, index: Tensor) -> None:
         """Keep the rows in ``index``: see :meth:`KVCache.reorder`."""
         self.self_attn.reorder(index)
@@ -108,17 +114,19 @@ class StepBuffers:
 
     def append(self, layer: int, kv: Tensor, batch: int) -> tuple[Tensor, Tensor]:
         """Write layer ``layer``'s [K | V] of the new positions, rows (B T_new, 2D), after the
-        positions held; return its every key and value so far, views of the buffer. The caller
-        adds the new positions to ``length`` once every layer has written them."""
+        positions held; return its every key and value so far, views of the buffer. The last
+        layer's write adds the new positions to ``length``."""
         new = kv.size(0) // batch
         if self.buffer is None:
             self.buffer = self.new_buffer(batch, kv)
         end = self.length + new
-        _, _, _, n_heads, d_k = self.shape
+        _, n_layers, _, n_heads, d_k = self.shape
         # (B, T_new, 2, H, d_k) -> (T_new, 2, B, H, d_k)
         block = kv.view(batch, new, 2, n_heads, d_k).permute(1, 2, 0, 3, 4)
         self.buffer[self.length : end, layer, :, :batch] = block
         held = self.buffer[:end, layer, :, :batch].permute(1, 2, 3, 0, 4)  # (2, B, H, T_k, d_k)
+        if layer == n_layers - 1:
+            self.length = end
         return held.unbind()
 
     def memory_keys_values(

@@ -3,7 +3,8 @@
 One encoder-decoder model for translation. Every function is named after an idea of the paper and
 its docstring gives the formula. Tracing is a return value, not a hook: with ``trace=True`` a
 forward pass also returns :class:`Intermediates`, holding the embeddings that went in and, for every
-layer, the attention of every head.
+layer, the attention of every head. The pass is written once, here: given ``kernels``, it asks them
+for each layer in the modules' place (core/model/engine.py's fused CPU kernels, same numbers).
 
 Shapes, once for the whole package (B batch, H heads, S source length, T decoder length,
 D d_model, d_k = D / H, L layers):
@@ -19,8 +20,9 @@ D d_model, d_k = D / H, L layers):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 import torch.nn.functional as F
@@ -59,6 +61,14 @@ def padding_mask(tokens: Tensor, pad_id: int) -> Tensor:
 def subsequent_mask(length: int, device: torch.device | None = None) -> Tensor:
     """The decoder's causal mask, (1, 1, T, T): position i may attend to positions j <= i."""
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()[None, None]
+
+
+def restricting(allowed: Tensor) -> Tensor | None:
+    """A mask (True = may attend), or None where it allows every key: attention then skips
+    masking, and its masked scores are its scores (a single sentence has no padding, and one new
+    decoder position sees every earlier one). It reads the mask's values, a wait for a GPU and a
+    break in a compiled graph: only the CPU's fused kernels ask for it."""
+    return None if bool(allowed.all()) else allowed
 
 
 # ---- Attention -----------------------------------------------------------------------------------
@@ -292,6 +302,32 @@ class Intermediates:
     cross: list[AttentionMaps] = field(default_factory=list)  # L x (B, H, T, S)
 
 
+class LayerKernels(Protocol):
+    """Another way to compute the layers: the same numbers, from the same weights, by other
+    kernels (core/model/engine.py fuses them for the CPU). The model keeps its one forward pass
+    (embedding, masks, the stacks, the cache, the output projection) and asks the kernels for
+    layer i where it would call the module; shapes and arguments as the modules'."""
+
+    def encoder_layer(
+        self, i: int, x: Tensor, mask: Tensor | None, intermediates: Intermediates | None
+    ) -> Tensor: ...
+
+    def decoder_layer(
+        self,
+        i: int,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None,
+        source_mask: Tensor | None,
+        cache: Sequence[object],
+        intermediates: Intermediates | None,
+    ) -> Tensor: ...
+
+    def new_cache(self) -> Sequence[object]: ...
+
+    def unembed(self, x: Tensor) -> Tensor: ...
+
+
 class Transformer(nn.Module):
     """Encoder-decoder Transformer with one embedding matrix shared by the encoder input, the
     decoder input and the pre-softmax projection (section 3.4)."""
@@ -302,6 +338,8 @@ class Transformer(nn.Module):
         self.embedding = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_id)
         pe = positional_encoding(config.max_len, config.d_model, config.positional_layout)
         self.register_buffer("pe", pe, persistent=False)  # (max_len, D)
+        causal = subsequent_mask(config.max_len)
+        self.register_buffer("causal", causal, persistent=False)  # (1, 1, max_len, max_len)
         self.dropout = Dropout(config.dropout)
         n_encoder_layers, n_decoder_layers = config.n_encoder_layers, config.n_decoder_layers
         self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(n_encoder_layers))
@@ -352,16 +390,22 @@ class Transformer(nn.Module):
         source: Tensor,
         intermediates: Intermediates | None = None,
         token_embedding: Tensor | None = None,
+        kernels: LayerKernels | None = None,
     ) -> tuple[Tensor, Tensor]:
         """source (B, S) -> memory (B, S, D) and its padding mask (B, 1, 1, S). ``intermediates``
-        get the embeddings and each layer's maps; a ``token_embedding`` is as in :meth:`embed`."""
+        get the embeddings and each layer's maps; a ``token_embedding`` is as in :meth:`embed`;
+        ``kernels`` compute the layers in the modules' place."""
         source_mask = padding_mask(source, self.config.pad_id)
         x, token_embedding, pe = self.embed(source, token_embedding=token_embedding)
         if intermediates is not None:
             intermediates.source_token = token_embedding
             intermediates.source_position = pe
-        for layer in self.encoder_layers:
-            x = layer(x, source_mask, intermediates)
+        mask = source_mask if kernels is None else restricting(source_mask)
+        for i, layer in enumerate(self.encoder_layers):
+            if kernels is None:
+                x = layer(x, mask, intermediates)  # (B, S, D)
+            else:
+                x = kernels.encoder_layer(i, x, mask, intermediates)
         return self.encoder_norm(x), source_mask
 
     def decode(
@@ -369,22 +413,23 @@ class Transformer(nn.Module):
         decoder_input: Tensor,
         memory: Tensor,
         source_mask: Tensor,
-        cache: list[LayerCache] | None = None,
+        cache: Sequence[LayerCache] | None = None,
         intermediates: Intermediates | None = None,
+        kernels: LayerKernels | None = None,
     ) -> Tensor:
         """Logits (B, T, V) for the next token after each position: :meth:`decoder_output`'s,
         through :meth:`unembed`."""
-        return self.unembed(
-            self.decoder_output(decoder_input, memory, source_mask, cache, intermediates)
-        )
+        x = self.decoder_output(decoder_input, memory, source_mask, cache, intermediates, kernels)
+        return self.unembed(x) if kernels is None else kernels.unembed(x)
 
     def decoder_output(
         self,
         decoder_input: Tensor,
         memory: Tensor,
         source_mask: Tensor,
-        cache: list[LayerCache] | None = None,
+        cache: Sequence[LayerCache] | None = None,
         intermediates: Intermediates | None = None,
+        kernels: LayerKernels | None = None,
     ) -> Tensor:
         """The decoder stack's output (B, T, D), normalised, before the pre-softmax projection.
 
@@ -392,19 +437,29 @@ class Transformer(nn.Module):
         the positions after those cached. Padded decoder positions only matter as keys, which the
         causal mask already hides from every real query before them. memory (B or 1, S, D) and
         its mask (source_mask) come from :meth:`encode`.
-        ``intermediates`` get the embeddings and each layer's maps."""
-        offset = cache[0].self_attn.length if cache else 0
+        ``intermediates`` get the embeddings and each layer's maps; ``kernels`` compute the layers
+        in the modules' place, keeping keys and values in a cache of their own."""
+        if kernels is not None and cache is None:
+            cache = kernels.new_cache()
+        offset = cache[0].length if cache else 0
+        length = decoder_input.size(1)
         x, token_embedding, pe = self.embed(decoder_input, offset)
         if intermediates is not None:
             intermediates.decoder_input_token = token_embedding
             intermediates.decoder_input_position = pe
         # new queries see every cached position and the causal part of the new block
-        self_mask = subsequent_mask(offset + decoder_input.size(1), decoder_input.device)[
-            :, :, offset:
-        ]
+        self_mask = self.causal[:, :, offset : offset + length, : offset + length]
+        if kernels is not None:
+            self_mask, source_mask = restricting(self_mask), restricting(source_mask)
         for i, layer in enumerate(self.decoder_layers):
-            x = layer(x, memory, self_mask, source_mask, cache[i] if cache else None, intermediates)
-        return self.decoder_norm(x)
+            if kernels is None:
+                layer_cache = cache[i] if cache else None
+                x = layer(x, memory, self_mask, source_mask, layer_cache, intermediates)
+            else:
+                x = kernels.decoder_layer(
+                    i, x, memory, self_mask, source_mask, cache, intermediates
+                )
+        return self.decoder_norm(x)  # (B, T, D)
 
     def unembedding(self) -> tuple[Tensor, Tensor | None]:
         """The output projection's weights: E (V, D), tied to the embedding (section 3.4), and the
@@ -418,13 +473,18 @@ class Transformer(nn.Module):
         return logits if bias is None else logits + bias
 
     def forward(
-        self, source: Tensor, decoder_input: Tensor, trace: bool = False
+        self,
+        source: Tensor,
+        decoder_input: Tensor,
+        trace: bool = False,
+        kernels: LayerKernels | None = None,
     ) -> tuple[Tensor, Intermediates | None]:
         """Teacher-forced pass: source (B, S), decoder_input (B, T) -> logits (B, T, V) and, with
         trace=True, the :class:`Intermediates`."""
         traced = Intermediates() if trace else None
-        memory, source_mask = self.encode(source, traced)
-        return self.decode(decoder_input, memory, source_mask, intermediates=traced), traced
+        memory, source_mask = self.encode(source, traced, kernels=kernels)
+        logits = self.decode(decoder_input, memory, source_mask, None, traced, kernels)
+        return logits, traced
 
     def new_cache(self) -> list[LayerCache]:
         """An empty key/value cache, one entry per decoder layer."""

@@ -9,8 +9,11 @@ threads."""
 
 from __future__ import annotations
 
+import ast
+import collections
 import copy
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -168,6 +171,65 @@ def test_every_map_the_engine_traces_is_computed_by_the_models_attention(monkeyp
     traced = [*intermediates.encoder_self, *intermediates.decoder_self, *intermediates.cross]
     assert len(traced) == 3 + 2 * 2 and len(computed) == len(traced)
     assert {id(maps) for maps in traced} == {id(maps) for maps in computed}
+
+
+def test_the_engine_runs_the_models_own_pass_with_its_layer_kernels(monkeypatch):
+    """One forward pass: the engine's encode and decode are the model's (its embedding, masks,
+    layer loop and output projection), which asks the engine's kernel for each layer in place of
+    the layer's modules, and never runs those."""
+    model = random_model(CONFIGS["pre-LN"], 4)
+    engine, (source,) = Engine(model), random_sources(model.config, 1)
+    calls = collections.Counter()
+
+    def count(owner: type, name: str) -> None:
+        method = getattr(owner, name)
+
+        def counted(*arguments, **keywords):
+            calls[name] += 1
+            return method(*arguments, **keywords)
+
+        monkeypatch.setattr(owner, name, counted)
+
+    for name in ("encode", "embed", "decoder_output"):
+        count(Transformer, name)
+    for name in ("encoder_layer", "decoder_layer"):
+        count(Engine, name)
+    for module in (transformer.EncoderLayer, transformer.DecoderLayer):
+        monkeypatch.setattr(module, "forward", lambda *_: pytest.fail("a module computed a layer"))
+    (ids,) = greedy_decode(engine, source, max_length=6)
+    steps, config = calls["decoder_output"], model.config
+    assert calls["encode"] == 1 and steps >= len(ids) >= 1 and calls["embed"] == 1 + steps
+    assert calls["encoder_layer"] == config.n_encoder_layers
+    assert calls["decoder_layer"] == config.n_decoder_layers * steps
+
+
+PASSES = {"encode", "decode", "decoder_output", "forward", "__call__"}
+
+
+def passes_over_layers(source: str) -> set[str]:
+    """The functions in ``source`` named as a pass (PASSES) that loop over a model's layers."""
+    found = set()
+    for function in ast.walk(ast.parse(source)):
+        if isinstance(function, ast.FunctionDef) and function.name in PASSES:
+            loops = [node for node in ast.walk(function) if isinstance(node, ast.For)]
+            names = {n.attr for loop in loops for n in ast.walk(loop.iter) if hasattr(n, "attr")}
+            if names & {"encoder_layers", "decoder_layers"}:
+                found.add(function.name)
+    return found
+
+
+def test_core_writes_the_encode_and_decode_pass_once():
+    """Only core/model/transformer.py loops over the layers in an encode or decode pass: the
+    engine supplies kernels for a layer, not a second pass (the rule finds its planted case)."""
+    planted = "class Engine:\n    def decode(self, x):\n        for l in self.decoder_layers:\n"
+    assert passes_over_layers(planted + "            x = l(x)\n") == {"decode"}
+    core = Path(transformer.__file__).parents[1]
+    passes = {
+        path.relative_to(core).as_posix(): found
+        for path in sorted(core.rglob("*.py"))
+        if (found := passes_over_layers(path.read_text()))
+    }
+    assert passes == {"model/transformer.py": {"encode", "decoder_output"}}
 
 
 # --------------------------------------------------------------------------------------------------
