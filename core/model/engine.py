@@ -483,4 +483,5 @@ class Engine:
     def unembed(self, x: Tensor) -> Tensor:
         """The pre-softmax projection, tied to the embedding E (section 3.4): logits = x E^T
         (+ b where the model has an output bias), (B, T, D) -> (B, T, V)."""
-        return self.unembedding(x.view(-1, x.size(-1))).view(*x.shape[:-1], -1)
+        batch, length, d_model = x.shape
+        return self.unembedding(x.view(batch * length, d_model)).view(batch, length, -1)

@@ -449,8 +449,9 @@ class Transformer(nn.Module):
             intermediates.decoder_input_position = pe
         # new queries see every cached position and the causal part of the new block
         self_mask = self.causal[:, :, offset : offset + length, : offset + length]
-        if kernels is not None:
-            self_mask, source_mask = restricting(self_mask), restricting(source_mask)
+        if kernels is not None:  # they skip a mask that hides nothing (see restricting)
+            self_mask = self_mask if length > 1 else None  # one new position sees all before it
+            source_mask = restricting(source_mask)
         for i, layer in enumerate(self.decoder_layers):
             if kernels is None:
                 layer_cache = cache[i] if cache else None
