@@ -41,8 +41,13 @@ GIL): more threads buy no throughput. The app uses 1 thread, set at the start of
 (app/state.py: use_one_thread).
 
 Every repeat runs all cases in turn, so a busy machine slows them alike; ratios within one run say
-more than milliseconds. With --baseline, each repeat runs this checkout and the other one in
-alternating worker processes and reports after / before.
+more than milliseconds. With --baseline, this checkout and the other one run in two worker
+processes, warmed up once: each repeat times every case in one and at once in the other (which goes
+first alternates), and after/before is the median of these pairs' ratios, beside their middle half.
+A pair is a few hundred milliseconds apart, so the machine's drift over seconds falls on both: run
+against itself (A/A, d192 and d192-16k, 1 thread) on a noisy 2-core machine, the former scheme (a
+fresh process per checkout and repeat, each running every case once, ratios of medians) gave
+0.88-1.16 per case.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 try:
@@ -149,16 +155,15 @@ def label(case: dict) -> str:
     )
 
 
-def measure(args: argparse.Namespace) -> dict[str, list[float]]:
-    """Run every case args.repeats times, round-robin; returns label -> milliseconds, and
-    label + ' steps' -> decoding steps."""
+def prepared(args: argparse.Namespace) -> tuple[Callable[[dict], float], dict[str, list[int]]]:
+    """The translators built and warmed up: a function timing one translation of a case
+    (milliseconds), and label + ' steps' -> the decoding steps each case takes."""
     import torch
 
     translators = {name: build_translator(name) for name in args.models}
     texts = {
         name: source_text(MODELS[name]["vocab_size"], args.source_length) for name in args.models
     }
-    todo = cases(args)
 
     def translate(case: dict):
         torch.set_num_threads(case["threads"])
@@ -169,23 +174,39 @@ def measure(args: argparse.Namespace) -> dict[str, list[float]]:
             max_length=args.steps if case["length"] == "forced" else None,
         )
 
-    results: dict[str, list[float]] = {label(case): [] for case in todo}
-    for case in todo:  # warm-up, and how many steps the search took (trace or not, the same)
-        results[label(case) + " steps"] = [len(translate({**case, "trace": True}).steps)]
+    def timed(case: dict) -> float:
+        start = time.perf_counter()
         translate(case)
+        return 1000 * (time.perf_counter() - start)
+
+    steps = {}
+    for case in cases(args):  # warm-up, and how many steps the search took (trace or not, the same)
+        steps[label(case) + " steps"] = [len(translate({**case, "trace": True}).steps)]
+        translate(case)
+    return timed, steps
+
+
+def measure(args: argparse.Namespace) -> dict[str, list[float]]:
+    """Run every case args.repeats times, round-robin; returns label -> milliseconds, and
+    label + ' steps' -> decoding steps."""
+    timed, results = prepared(args)
+    todo = cases(args)
+    for case in todo:
+        results[label(case)] = []
     for _ in range(args.repeats):
         for case in todo:
-            start = time.perf_counter()
-            translate(case)
-            results[label(case)].append(1000 * (time.perf_counter() - start))
+            results[label(case)].append(timed(case))
     return results
 
 
-def run_worker(args: argparse.Namespace, source: Path) -> dict[str, list[float]]:
-    """measure() in a fresh process importing core/ from ``source``."""
-    command = [sys.executable, __file__, "--worker", str(source), *worker_flags(args)]
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    return json.loads(out)
+def serve(args: argparse.Namespace) -> None:
+    """A worker of --baseline: warms up, prints each case's steps, then times one translation of
+    every case whose label comes in on stdin, printing its milliseconds."""
+    timed, steps = prepared(args)
+    by_label = {label(case): case for case in cases(args)}
+    print(json.dumps(steps), flush=True)
+    for line in sys.stdin:
+        print(json.dumps(timed(by_label[line.strip()])), flush=True)
 
 
 def worker_flags(args: argparse.Namespace) -> list[str]:
@@ -198,28 +219,82 @@ def worker_flags(args: argparse.Namespace) -> list[str]:
         str(args.steps),
         "--source-length",
         str(args.source_length),
-        "--repeats",
-        "1",
     ]
 
 
-def merge(into: dict[str, list[float]], more: dict[str, list[float]]) -> None:
-    for key, values in more.items():
-        into.setdefault(key, []).extend(values)
+class Worker:
+    """A process importing core/ from ``source`` that times cases on request (:func:`serve`)."""
+
+    def __init__(self, args: argparse.Namespace, source: Path) -> None:
+        command = [sys.executable, __file__, "--worker", str(source), *worker_flags(args)]
+        self.source = source
+        pipe = subprocess.PIPE
+        self.process = subprocess.Popen(command, stdin=pipe, stdout=pipe, text=True)
+        self.steps: dict[str, list[int]] = self.answer()
+
+    def answer(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"The worker running {self.source} stopped (its error is above).")
+        return json.loads(line)
+
+    def time(self, key: str) -> float:
+        """Milliseconds of one translation of the case labelled ``key``."""
+        self.process.stdin.write(key + "\n")
+        self.process.stdin.flush()
+        return self.answer()
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
 
 
-def report(args: argparse.Namespace, after: dict, before: dict | None) -> None:
+def side_by_side(args: argparse.Namespace) -> tuple[dict, dict, dict[str, list[float]]]:
+    """This checkout and --baseline, each in a worker process, warmed up once: every repeat times
+    each case in one and at once in the other (which goes first alternates), so that a drift of
+    the machine over seconds falls on both alike. Returns after and before (as :func:`measure`)
+    and label -> the after/before ratio of each pair."""
+    workers = [Worker(args, REPO), Worker(args, args.baseline)]
+    try:
+        after, before = ({**worker.steps} for worker in workers)
+        ratios: dict[str, list[float]] = {}
+        for repeat, (i, case) in itertools.product(range(args.repeats), enumerate(cases(args))):
+            key = label(case)
+            first, second = workers if (repeat + i) % 2 == 0 else workers[::-1]
+            times = {first: first.time(key), second: second.time(key)}
+            after.setdefault(key, []).append(times[workers[0]])
+            before.setdefault(key, []).append(times[workers[1]])
+            ratios.setdefault(key, []).append(times[workers[0]] / times[workers[1]])
+    finally:
+        for worker in workers:
+            worker.close()
+    return after, before, ratios
+
+
+def middle_half(values: list[float]) -> str:
+    """The range of the middle half of ``values`` (quartiles), or '-' for fewer than 2."""
+    if len(values) < 2:
+        return "-"
+    low, _, high = statistics.quantiles(values, n=4)
+    return f"{low:.2f}-{high:.2f}"
+
+
+def report(
+    args: argparse.Namespace, after: dict, before: dict | None = None, ratios: dict | None = None
+) -> None:
+    """The table: median milliseconds per case; with a baseline, its median, the median of the
+    pairs' after/before ratios, and their middle half."""
     header = f"{'model search trace length threads':<36} {'steps':>6} {'ms':>8}"
     if before is not None:
-        header += f" {'before ms':>10} {'after/before':>12}"
+        header += f" {'before ms':>10} {'after/before':>12} {'middle half':>12}"
     print(header)
     for case in cases(args):
         key = label(case)
         ms = statistics.median(after[key])
         line = f"{key:<36} {after[key + ' steps'][0]:>6} {ms:>8.1f}"
         if before is not None:
-            old = statistics.median(before[key])
-            line += f" {old:>10.1f} {ms / old:>12.2f}"
+            old, ratio = statistics.median(before[key]), statistics.median(ratios[key])
+            line += f" {old:>10.1f} {ratio:>12.2f} {middle_half(ratios[key]):>12}"
         print(line)
     budget = {"search": "beam4", "trace": True, "length": "forced"}
     for model in [name for name in BUDGET_MODELS if name in args.models]:
@@ -551,8 +626,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--baseline",
         type=checkout_folder,
-        help="a folder holding another core/ (e.g. an export of an older commit): each repeat "
-        "runs it and this checkout in alternating worker processes",
+        help="a folder holding another core/ (e.g. an export of an older commit): it and this "
+        "checkout run in two worker processes, each case timed in one and at once in the other",
     )
     parser.add_argument(
         "--peers",
@@ -580,7 +655,7 @@ def main(argv: list[str] | None = None) -> None:
 
     args.threads = args.threads or [torch.get_num_threads()]
     if args.worker:
-        print(json.dumps(measure(args)))
+        serve(args)
         return
 
     import core
@@ -597,17 +672,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         report_peers(args, results, exactness)
         return
-    before = None
-    if args.baseline is None:
-        after = measure(args)
-    else:
-        after, before = {}, {}
-        runs = [(after, REPO), (before, args.baseline)]
-        for repeat in range(args.repeats):
-            for results, source in runs if repeat % 2 == 0 else runs[::-1]:  # each first by turns
-                merge(results, run_worker(args, source))
+    results = (measure(args),) if args.baseline is None else side_by_side(args)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    report(args, after, before)
+    report(args, *results)
 
 
 if __name__ == "__main__":
