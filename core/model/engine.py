@@ -460,7 +460,8 @@ class Engine:
         maps = intermediates.encoder_self if intermediates else None
         batch, length, d_model = x.shape
         rows = x.view(batch * length, d_model)
-        return encoder_layer(self.encoder_layers[i], rows, batch, mask, maps).view(x.shape)
+        y = encoder_layer(self.encoder_layers[i], rows, batch, mask, maps)
+        return y.view(batch, length, d_model)
 
     def decoder_layer(
         self,
